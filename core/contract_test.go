@@ -1,0 +1,374 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/backoff"
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// storeCase is one Store the contract runs against. Files that add stores
+// (Redlock, Cluster) append to contractStores in an init.
+type storeCase struct {
+	name string
+	// open returns a fresh, empty store and a func that deletes a store key
+	// behind the holder's back, as FLUSHALL or an operator would.
+	open func(t *testing.T) (s core.Store, vanish func(skey string))
+}
+
+var contractStores = []storeCase{
+	{"memory", func(t *testing.T) (core.Store, func(string)) {
+		s := core.NewMemoryStore()
+		return s, s.Delete
+	}},
+	{"redis", func(t *testing.T) (core.Store, func(string)) {
+		c := redistest.Start(t).Client(t)
+		return core.NewRedisStore(c), func(k string) { c.Del(context.Background(), k) }
+	}},
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newLocker(s core.Store, opts ...core.Option) *core.Locker {
+	return core.NewLocker(s, append([]core.Option{core.WithLogger(quiet)}, opts...)...)
+}
+
+func forEachStore(t *testing.T, f func(t *testing.T, s core.Store, vanish func(string))) {
+	for _, sc := range contractStores {
+		t.Run(sc.name, func(t *testing.T) {
+			s, vanish := sc.open(t)
+			f(t, s, vanish)
+		})
+	}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Many goroutines on several Lockers contend for one key: never two inside,
+// and every holder's fence is above the one before.
+func TestContractMutualExclusion(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		lockers := make([]*core.Locker, 3)
+		for i := range lockers {
+			lockers[i] = newLocker(s, core.WithTTL(time.Second),
+				core.WithRetry(backoff.Exponential(time.Millisecond, 20*time.Millisecond)))
+		}
+		var inside atomic.Int32
+		var mu sync.Mutex
+		var lastFence uint64
+		var entries atomic.Int32
+		var wg sync.WaitGroup
+		ctx := ctxT(t, 30*time.Second)
+		for g := range 24 {
+			wg.Go(func() {
+				l := lockers[g%len(lockers)]
+				for range 5 {
+					err := l.Do(ctx, "order-42", func(ctx context.Context) error {
+						if n := inside.Add(1); n != 1 {
+							t.Errorf("%d holders inside at once", n)
+						}
+						lk, _ := core.FromContext(ctx)
+						mu.Lock()
+						if lk.Fence() <= lastFence {
+							t.Errorf("fence went from %d to %d", lastFence, lk.Fence())
+						}
+						lastFence = lk.Fence()
+						mu.Unlock()
+						time.Sleep(100 * time.Microsecond)
+						inside.Add(-1)
+						entries.Add(1)
+						return nil
+					})
+					if err != nil {
+						t.Errorf("Do: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got := entries.Load(); got != 24*5 {
+			t.Fatalf("%d entries, want %d", got, 24*5)
+		}
+	})
+}
+
+func TestContractTryObtainConflict(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		a, b := newLocker(s, core.WithTTL(2*time.Second)), newLocker(s)
+		lk, err := a.TryObtain(ctx, "user:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lk.Release(ctx)
+
+		_, err = b.TryObtain(ctx, "user:1")
+		if !errors.Is(err, core.ErrNotObtained) {
+			t.Fatalf("second TryObtain: %v, want ErrNotObtained", err)
+		}
+		left, ok := core.HolderTTL(err)
+		if !ok || left <= 0 || left > 2*time.Second {
+			t.Fatalf("holder TTL %v (ok=%v), want within (0, 2s]", left, ok)
+		}
+		// Another key is independent.
+		other, err := b.TryObtain(ctx, "user:2")
+		if err != nil {
+			t.Fatalf("other key: %v", err)
+		}
+		other.Release(ctx)
+	})
+}
+
+// A holder whose lease ran out and was taken over cannot release the new
+// holder's lock.
+func TestContractStaleReleaseFreesNothing(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		short := newLocker(s, core.WithTTL(50*time.Millisecond), core.WithoutWatchdog())
+		old, err := short.TryObtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-old.Lost() // the lease ran out by our clock
+		current, err := newLocker(s).Obtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer current.Release(ctx)
+
+		if err := old.Release(ctx); !errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("stale Release: %v, want ErrNotHeld", err)
+		}
+		if err := old.Refresh(ctx, time.Second); !errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("stale Refresh: %v, want ErrNotHeld", err)
+		}
+		if _, err := current.TTL(ctx); err != nil {
+			t.Fatalf("current holder lost its lock: %v", err)
+		}
+		if _, err := newLocker(s).TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
+			t.Fatalf("lock free after stale release: %v", err)
+		}
+	})
+}
+
+func TestContractWatchdogKeepsShortLease(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s, core.WithTTL(300*time.Millisecond))
+		lk, err := l.TryObtain(ctx, "long-job")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.After(2 * time.Second) // almost seven leases
+		for done := false; !done; {
+			select {
+			case <-lk.Lost():
+				t.Fatal("watchdog let the lock go")
+			case <-deadline:
+				done = true
+			case <-time.After(100 * time.Millisecond):
+				if _, err := newLocker(s).TryObtain(ctx, "long-job"); !errors.Is(err, core.ErrNotObtained) {
+					t.Fatalf("someone else got the lock: %v", err)
+				}
+			}
+		}
+		if left, err := lk.TTL(ctx); err != nil || left <= 0 || left > 300*time.Millisecond {
+			t.Fatalf("TTL = %v, %v", left, err)
+		}
+		if err := lk.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Release(ctx); !errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("second Release: %v, want ErrNotHeld", err)
+		}
+	})
+}
+
+// Release wakes a waiter of the same Locker at once, long before its
+// backoff would have.
+func TestContractReleaseWakesWaiter(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s, core.WithRetry(backoff.Constant(time.Minute)))
+		held, err := l.Obtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			lk, err := l.Obtain(ctx, "k")
+			if err == nil {
+				err = lk.Release(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(50 * time.Millisecond) // let the waiter queue up
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second): // the backoff alone would take 30s or more
+			t.Fatal("waiter was not woken by the release")
+		}
+	})
+}
+
+func TestContractObtainHonoursContext(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s)
+		held, err := l.Obtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Release(ctx)
+
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		_, err = newLocker(s).Obtain(short, "k")
+		if !errors.Is(err, core.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Obtain past deadline: %v, want ErrNotObtained and DeadlineExceeded", err)
+		}
+
+		cancelled, cancel := context.WithCancel(ctx)
+		go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+		_, err = l.Obtain(cancelled, "k")
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Obtain cancelled: %v, want context.Canceled", err)
+		}
+
+		_, err = newLocker(s, core.WithRetry(backoff.Limit(backoff.Constant(time.Millisecond), 3))).Obtain(ctx, "k")
+		if !errors.Is(err, core.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Obtain out of retries: %v, want ErrNotObtained alone", err)
+		}
+	})
+}
+
+func TestContractLostWhenKeyVanishes(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, vanish func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s, core.WithTTL(150*time.Millisecond))
+		skey, _ := l.StoreKey("k")
+		err := l.Do(ctx, "k", func(ctx context.Context) error {
+			vanish(skey)
+			<-ctx.Done() // the next renewal finds the key gone
+			if cause := context.Cause(ctx); !errors.Is(cause, core.ErrLockLost) {
+				t.Errorf("cause = %v, want ErrLockLost", cause)
+			}
+			lk, _ := core.FromContext(ctx)
+			<-lk.Lost()
+			return ctx.Err()
+		})
+		if !errors.Is(err, core.ErrLockLost) {
+			t.Fatalf("Do: %v, want ErrLockLost", err)
+		}
+	})
+}
+
+func TestContractWithoutWatchdogExpires(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s, core.WithTTL(100*time.Millisecond), core.WithoutWatchdog())
+		lk, err := l.TryObtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Refresh(ctx, 200*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		<-lk.Lost()
+		if _, err := lk.TTL(ctx); !errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("TTL after expiry: %v, want ErrNotHeld", err)
+		}
+		if err := lk.Refresh(ctx, time.Millisecond); err == nil || errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("Refresh below MinTTL: %v, want a clear error", err)
+		}
+	})
+}
+
+func TestContractDoReleasesOnPanic(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s)
+		func() {
+			defer func() {
+				if r := recover(); r != "boom" {
+					t.Fatalf("recovered %v, want the handler's panic", r)
+				}
+			}()
+			_ = l.Do(ctx, "k", func(context.Context) error { panic("boom") })
+		}()
+		lk, err := l.TryObtain(ctx, "k")
+		if err != nil {
+			t.Fatalf("lock left behind by a panic: %v", err)
+		}
+		lk.Release(ctx)
+	})
+}
+
+// A caller whose context is cancelled while fn runs still releases.
+func TestContractDoReleasesAfterCancel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		l := newLocker(s)
+		ctx, cancel := context.WithCancel(context.Background())
+		err := l.Do(ctx, "k", func(context.Context) error { cancel(); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk, err := l.TryObtain(ctxT(t, 5*time.Second), "k")
+		if err != nil {
+			t.Fatalf("lock left behind by a cancelled caller: %v", err)
+		}
+		lk.Release(context.Background())
+	})
+}
+
+func TestContractBadKeys(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s)
+		if _, err := l.TryObtain(ctx, ""); !errors.Is(err, core.ErrEmptyKey) {
+			t.Fatalf("empty key: %v, want ErrEmptyKey", err)
+		}
+		if _, err := l.Obtain(ctx, ""); !errors.Is(err, core.ErrEmptyKey) {
+			t.Fatalf("empty key: %v, want ErrEmptyKey", err)
+		}
+		hostile := []string{
+			strings.Repeat("x", 1<<20),
+			"{}", "{a}", "}{", "*", "a\nb\r\n", "\xff\xfe\x00", "reqlock:{abc}", "../../etc",
+			"{" + strings.Repeat("z", 40) + "}", "key with spaces",
+		}
+		var held []*core.Lock
+		for _, k := range hostile {
+			lk, err := l.TryObtain(ctx, k)
+			if err != nil {
+				t.Fatalf("key %.20q: %v", k, err)
+			}
+			held = append(held, lk)
+		}
+		// Each is a lock of its own: none blocks another.
+		for _, lk := range held {
+			if err := lk.Release(ctx); err != nil {
+				t.Fatalf("release %.20q: %v", lk.Key(), err)
+			}
+		}
+	})
+}

@@ -1,0 +1,188 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Lock is a held lock. Its methods are safe for concurrent use.
+type Lock struct {
+	locker *Locker
+	key    string // the caller's key
+	skey   string // the store key: prefix + {hash}
+	token  string
+	fence  uint64
+
+	mu         sync.Mutex
+	ttl        time.Duration
+	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
+	nextCheck  time.Time // when the watchdog looks at this lock again
+	released   bool
+	lost       bool
+	lostCh     chan struct{} // made on first Lost call
+	onLost     map[*int]func()
+}
+
+// closedCh stands in for lostCh when the lock was lost before anyone asked.
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Key is the key the lock was obtained for, as the caller gave it.
+func (lk *Lock) Key() string { return lk.key }
+
+// Token is the random value that proves ownership in the store.
+func (lk *Lock) Token() string { return lk.token }
+
+// Fence is a number strictly greater than that of every earlier holder of
+// the key. Pass it to the resource the lock protects and have the resource
+// refuse a write with a fence below the highest it has seen: that keeps out
+// a holder that paused past its lease.
+func (lk *Lock) Fence() uint64 { return lk.fence }
+
+// TTL asks the store how long the lease has left. ErrNotHeld means the lock
+// is no longer ours.
+func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	d, err := lk.locker.store.TTL(ctx, lk.skey, lk.token)
+	if err != nil && !errors.Is(err, ErrNotHeld) {
+		return 0, unavailable("ttl", ctx.Err(), err)
+	}
+	return d, err
+}
+
+// Refresh extends the lease to ttl from now; later renewals by the watchdog
+// keep that ttl. ErrNotHeld means the lock was already gone (Lost fires).
+func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if ttl < MinTTL {
+		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)
+	}
+	ttl = ttl.Truncate(time.Millisecond)
+	lk.mu.Lock()
+	done := lk.released || lk.lost
+	lk.mu.Unlock()
+	if done {
+		return ErrNotHeld
+	}
+	start := time.Now()
+	r := lk.locker.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
+	switch {
+	case r.Err == nil:
+		lk.mu.Lock()
+		lk.ttl = ttl
+		lk.mu.Unlock()
+		lk.locker.dog.renewed(lk, start, r.Validity)
+		return nil
+	case errors.Is(r.Err, ErrNotHeld):
+		lk.locker.dog.lose(lk, "refresh found the lock gone")
+		return ErrNotHeld
+	default:
+		return unavailable("refresh", ctx.Err(), r.Err)
+	}
+}
+
+// Release gives the lock up and stops its renewal at once. ErrNotHeld means
+// it was not ours any more (released before, or expired); nothing of anyone
+// else's is freed.
+func (lk *Lock) Release(ctx context.Context) error {
+	lk.mu.Lock()
+	if lk.released {
+		lk.mu.Unlock()
+		return ErrNotHeld
+	}
+	lk.released = true
+	lk.mu.Unlock()
+
+	l := lk.locker
+	l.dog.remove(lk)
+	err := l.store.Release(ctx, lk.skey, lk.token)
+	l.waiters.wake(lk.skey)
+	if err != nil && !errors.Is(err, ErrNotHeld) {
+		return unavailable("release", ctx.Err(), err)
+	}
+	return err
+}
+
+// ReleaseDetached releases with a context that keeps ctx's values but not its
+// cancellation, bounded by a short timeout of its own: the way to release
+// after a request whose client may be gone.
+func (lk *Lock) ReleaseDetached(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lk.locker.releaseTimeout())
+	defer cancel()
+	return lk.Release(rctx)
+}
+
+// Lost returns a channel that is closed when the lock is known to be gone
+// while we still meant to hold it: the watchdog could not renew it before the
+// lease ran out, or found it deleted or taken. Release does not close it.
+func (lk *Lock) Lost() <-chan struct{} {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.lostCh == nil {
+		if lk.lost {
+			return closedCh
+		}
+		lk.lostCh = make(chan struct{})
+	}
+	return lk.lostCh
+}
+
+// WithContext returns a context derived from ctx that carries the lock (see
+// FromContext) and is cancelled with cause ErrLockLost when the lock is lost.
+// Call cancel when done with it.
+func (lk *Lock) WithContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancelCause := context.WithCancelCause(context.WithValue(ctx, lockCtxKey{}, lk))
+	id := new(int)
+	lk.mu.Lock()
+	if lk.lost {
+		lk.mu.Unlock()
+		cancelCause(ErrLockLost)
+		return cctx, func() {}
+	}
+	if lk.onLost == nil {
+		lk.onLost = make(map[*int]func(), 1)
+	}
+	lk.onLost[id] = func() { cancelCause(ErrLockLost) }
+	lk.mu.Unlock()
+	return cctx, func() {
+		lk.mu.Lock()
+		delete(lk.onLost, id)
+		lk.mu.Unlock()
+		cancelCause(nil)
+	}
+}
+
+// markLost records the loss once and reports whether this call did it.
+func (lk *Lock) markLost() bool {
+	lk.mu.Lock()
+	if lk.lost || lk.released {
+		lk.mu.Unlock()
+		return false
+	}
+	lk.lost = true
+	if lk.lostCh != nil {
+		close(lk.lostCh)
+	}
+	callbacks := lk.onLost
+	lk.onLost = nil
+	lk.mu.Unlock()
+	for _, f := range callbacks {
+		f()
+	}
+	return true
+}
+
+func (lk *Lock) isLost() bool {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	return lk.lost
+}
+
+type lockCtxKey struct{}
+
+// FromContext returns the lock that Do, Lock.WithContext or a reqlock
+// middleware holds for ctx.
+func FromContext(ctx context.Context) (*Lock, bool) {
+	lk, ok := ctx.Value(lockCtxKey{}).(*Lock)
+	return lk, ok
+}

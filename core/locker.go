@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/reqlock/reqlock/backoff"
+)
+
+// Locker hands out locks from one Store. It is safe for concurrent use and
+// meant to be shared: one per store per process. It renews the locks it hands
+// out with a single background goroutine that exists only while locks are
+// held, so a Locker needs no Close.
+type Locker struct {
+	store     Store
+	ttl       time.Duration
+	retry     backoff.Policy
+	autoRenew bool
+	prefix    string
+	log       *slog.Logger
+
+	dog     watchdog
+	waiters waitQueues
+}
+
+// NewLocker returns a Locker over s. It panics if s is nil.
+func NewLocker(s Store, opts ...Option) *Locker {
+	if s == nil {
+		panic("reqlock: NewLocker: nil Store")
+	}
+	l := &Locker{
+		store:     s,
+		ttl:       DefaultTTL,
+		retry:     DefaultRetry,
+		autoRenew: true,
+		prefix:    DefaultPrefix,
+		log:       slog.Default(),
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	l.dog.init(l)
+	return l
+}
+
+// StoreKey is the key the store uses for key: prefix + {hash of key}. It is
+// what to look for in redis-cli; the raw key itself is never written.
+func (l *Locker) StoreKey(key string) (string, error) { return storeKey(l.prefix, key) }
+
+// TTL is the lease every lock from l starts with.
+func (l *Locker) TTL() time.Duration { return l.ttl }
+
+// TryObtain makes one attempt. When someone else holds the lock the error is
+// a *NotObtainedError (errors.Is ErrNotObtained) carrying the holder's
+// remaining lease; a store failure is ErrUnavailable.
+func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
+	skey, err := storeKey(l.prefix, key)
+	if err != nil {
+		return nil, err
+	}
+	return l.attempt(ctx, key, skey)
+}
+
+// Obtain waits for the lock: it retries by the Locker's policy, never sleeps
+// past the holder's remaining lease, and wakes at once when a lock of this
+// Locker on the same key is released. Only one waiter per key in this Locker
+// polls the store; the others queue behind it. When ctx ends first, the
+// error is both ErrNotObtained and the context's error.
+func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
+	skey, err := storeKey(l.prefix, key)
+	if err != nil {
+		return nil, err
+	}
+	lk, err := l.attempt(ctx, key, skey)
+	var taken *NotObtainedError
+	if err == nil || !errors.As(err, &taken) {
+		return lk, err
+	}
+	return l.wait(ctx, key, skey, taken)
+}
+
+// Do runs fn while holding the lock for key, waiting for it as Obtain does.
+// fn's context carries the lock (FromContext) and is cancelled with cause
+// ErrLockLost if the lock is lost while fn runs. The lock is released when fn
+// returns or panics, with a context detached from ctx so that a cancelled
+// caller does not leave the lock behind; a panic goes on up after that.
+func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) error) (err error) {
+	lk, err := l.Obtain(ctx, key)
+	if err != nil {
+		return err
+	}
+	lctx, cancel := lk.WithContext(ctx)
+	defer func() {
+		cancel()
+		relErr := lk.ReleaseDetached(ctx)
+		switch {
+		case lk.isLost():
+			err = errors.Join(err, ErrLockLost)
+		case relErr != nil:
+			err = errors.Join(err, relErr)
+		}
+	}()
+	return fn(lctx)
+}
+
+// attempt is one Acquire with a fresh token.
+func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
+	token := newToken()
+	start := time.Now()
+	g, err := l.store.Acquire(ctx, Lease{Key: skey, Token: token, TTL: l.ttl})
+	if err != nil {
+		if errors.Is(err, ErrNotObtained) {
+			return nil, err
+		}
+		// The script may have run and only the reply been lost (a cancelled
+		// caller, a timeout): take back what our token may hold.
+		l.abandon(ctx, skey, token)
+		return nil, unavailable("acquire", ctx.Err(), err)
+	}
+	lk := &Lock{
+		locker:     l,
+		key:        key,
+		skey:       skey,
+		token:      token,
+		fence:      g.Fence,
+		ttl:        l.ttl,
+		validUntil: start.Add(g.Validity),
+	}
+	l.dog.add(lk)
+	return lk, nil
+}
+
+// abandon releases, in the background and bounded, a lock that an attempt
+// whose outcome is unknown may have taken. The token is ours alone, so this
+// can never free someone else's lock.
+func (l *Locker) abandon(ctx context.Context, skey, token string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout())
+	go func() {
+		defer cancel()
+		_ = l.store.Release(ctx, skey, token)
+	}()
+}
+
+// releaseTimeout bounds a release made on a context detached from the caller.
+func (l *Locker) releaseTimeout() time.Duration { return min(l.ttl, 3*time.Second) }
+
+// newToken returns 128 random bits, URL-safe: unguessable, so only the holder
+// can extend or release.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,117 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// MemoryStore keeps locks in this process: the default for examples, tests
+// and single-instance services. It follows the same rules as RedisStore
+// (tokens, leases, fences that never go backwards) without the network.
+type MemoryStore struct {
+	mu        sync.Mutex
+	locks     map[string]memoryLock
+	lastFence uint64
+	sweepAt   int // sweep expired entries when the map reaches this size
+}
+
+type memoryLock struct {
+	token   string
+	expires time.Time // monotonic
+}
+
+// minSweep is the map size below which expired entries are left for their
+// key's next use: sweeping a small map buys nothing.
+const minSweep = 1024
+
+// NewMemoryStore returns an empty in-process store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{locks: make(map[string]memoryLock), sweepAt: minSweep}
+}
+
+// Acquire implements Store.
+func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	if err := ctx.Err(); err != nil { // as a network store would: a caller that is gone takes nothing
+		return Grant{}, err
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token {
+		return Grant{}, &NotObtainedError{Remaining: cur.expires.Sub(now)}
+	}
+	s.locks[l.Key] = memoryLock{token: l.Token, expires: now.Add(l.TTL)}
+	// One counter for every key is strictly increasing per key too, and
+	// leaves nothing behind for keys used once. Wall-clock microseconds as a
+	// floor keep fences growing across a restart of the process.
+	s.lastFence = max(s.lastFence+1, uint64(time.Now().UnixMicro()))
+	if len(s.locks) >= s.sweepAt {
+		s.sweep(now)
+	}
+	return Grant{Fence: s.lastFence, Validity: l.TTL}, nil
+}
+
+// sweep drops expired entries. It runs when the map has doubled since the
+// last sweep, so its cost per Acquire stays constant.
+func (s *MemoryStore) sweep(now time.Time) {
+	for k, v := range s.locks {
+		if !now.Before(v.expires) {
+			delete(s.locks, k)
+		}
+	}
+	s.sweepAt = max(2*len(s.locks), minSweep)
+}
+
+// held returns the live entry key holds for token; the caller holds mu.
+func (s *MemoryStore) held(key, token string, now time.Time) bool {
+	cur, ok := s.locks[key]
+	return ok && cur.token == token && now.Before(cur.expires)
+}
+
+// Extend implements Store.
+func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
+	out := make([]Renewal, len(leases))
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range leases {
+		if !s.held(l.Key, l.Token, now) {
+			out[i].Err = ErrNotHeld
+			continue
+		}
+		s.locks[l.Key] = memoryLock{token: l.Token, expires: now.Add(l.TTL)}
+		out[i].Validity = l.TTL
+	}
+	return out
+}
+
+// Release implements Store.
+func (s *MemoryStore) Release(_ context.Context, key, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held(key, token, time.Now()) {
+		return ErrNotHeld
+	}
+	delete(s.locks, key)
+	return nil
+}
+
+// TTL implements Store.
+func (s *MemoryStore) TTL(_ context.Context, key, token string) (time.Duration, error) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held(key, token, now) {
+		return 0, ErrNotHeld
+	}
+	return s.locks[key].expires.Sub(now), nil
+}
+
+// Delete removes a key whoever holds it, as an operator (or a test playing a
+// crash) would; the holder finds out at its next renewal.
+func (s *MemoryStore) Delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.locks, key)
+}

@@ -1,0 +1,158 @@
+package core
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The scripts are plain files so that they can be read and reviewed as Lua.
+// redis.NewScript sends them as EVALSHA and falls back to EVAL once per
+// server that does not know them yet.
+var (
+	//go:embed lua/acquire.lua
+	acquireLua    string
+	acquireScript = redis.NewScript(acquireLua)
+
+	//go:embed lua/release.lua
+	releaseLua    string
+	releaseScript = redis.NewScript(releaseLua)
+
+	//go:embed lua/extend.lua
+	extendLua    string
+	extendScript = redis.NewScript(extendLua)
+
+	//go:embed lua/ttl.lua
+	ttlLua    string
+	ttlScript = redis.NewScript(ttlLua)
+)
+
+// fenceSuffix names a lock's fence counter: appended after the {hash tag},
+// so counter and lock share a Cluster slot.
+const fenceSuffix = ":fence"
+
+// fenceTTL is how long a fence counter outlives the last use of its lock:
+// long enough that a backward step of the server clock within it cannot
+// reorder fences, short enough that one-off keys do not pile up.
+func fenceTTL(lease time.Duration) time.Duration {
+	return max(10*lease, time.Minute)
+}
+
+// RedisStore keeps locks in Redis: a single node, a Cluster, or a Sentinel
+// failover client, through redis.UniversalClient. Each operation is one
+// script, one round trip.
+//
+// Create the client with ContextTimeoutEnabled: true. Without it go-redis
+// ignores context deadlines on the socket and a hung Redis holds a caller for
+// the client's ReadTimeout (3s by default) instead of the caller's deadline.
+type RedisStore struct {
+	c redis.UniversalClient
+}
+
+// NewRedisStore returns a store over c. It panics if c is nil.
+func NewRedisStore(c redis.UniversalClient) *RedisStore {
+	if c == nil {
+		panic("reqlock: NewRedisStore: nil client")
+	}
+	return &RedisStore{c: c}
+}
+
+// Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
+func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	ttl := l.TTL.Milliseconds()
+	n, err := acquireScript.Run(ctx, s.c,
+		[]string{l.Key, l.Key + fenceSuffix},
+		l.Token, ttl, fenceTTL(l.TTL).Milliseconds(),
+	).Int64()
+	if err != nil {
+		return Grant{}, err
+	}
+	if n <= 0 {
+		return Grant{}, &NotObtainedError{Remaining: time.Duration(-n) * time.Millisecond}
+	}
+	return Grant{Fence: uint64(n), Validity: time.Duration(ttl) * time.Millisecond}, nil
+}
+
+// Extend implements Store. All leases go in one pipeline: one round trip per
+// node however many locks the watchdog renews.
+func (s *RedisStore) Extend(ctx context.Context, leases []Lease) []Renewal {
+	out := make([]Renewal, len(leases))
+	cmds := s.extendAll(ctx, leases, extendScript.EvalSha)
+	var retry []int
+	for i, cmd := range cmds {
+		if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 { // a server that restarted or failed over lost its script cache
+		again := make([]Lease, len(retry))
+		for j, i := range retry {
+			again[j] = leases[i]
+		}
+		for j, cmd := range s.extendAll(ctx, again, extendScript.Eval) {
+			cmds[retry[j]] = cmd
+		}
+	}
+	for i, cmd := range cmds {
+		out[i] = extendResult(leases[i], cmd)
+	}
+	return out
+}
+
+type evalFunc func(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd
+
+func (s *RedisStore) extendAll(ctx context.Context, leases []Lease, eval evalFunc) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(leases))
+	if len(leases) == 1 { // Refresh and the common tick: no pipeline to build
+		l := leases[0]
+		cmds[0] = eval(ctx, s.c, []string{l.Key, l.Key + fenceSuffix},
+			l.Token, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds())
+		return cmds
+	}
+	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, l := range leases {
+			cmds[i] = eval(ctx, p, []string{l.Key, l.Key + fenceSuffix},
+				l.Token, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds())
+		}
+		return nil
+	})
+	return cmds
+}
+
+func extendResult(l Lease, cmd *redis.Cmd) Renewal {
+	n, err := cmd.Int64()
+	switch {
+	case err != nil:
+		return Renewal{Err: err}
+	case n == 0:
+		return Renewal{Err: ErrNotHeld}
+	default:
+		return Renewal{Validity: l.TTL.Truncate(time.Millisecond)}
+	}
+}
+
+// Release implements Store: compare the token, then DEL.
+func (s *RedisStore) Release(ctx context.Context, key, token string) error {
+	n, err := releaseScript.Run(ctx, s.c, []string{key}, token).Int64()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// TTL implements Store.
+func (s *RedisStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+	n, err := ttlScript.Run(ctx, s.c, []string{key}, token).Int64()
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, ErrNotHeld
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}

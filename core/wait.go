@@ -1,0 +1,105 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// waitQueue lines up the waiters of one key in one Locker: the waiter holding
+// turn is the only one that polls the store; the rest wait for the turn.
+type waitQueue struct {
+	turn    chan struct{} // cap 1
+	wake    chan struct{} // cap 1: a lock on this key was released here
+	waiters int           // guarded by waitQueues.mu
+}
+
+type waitQueues struct {
+	mu    sync.Mutex
+	byKey map[string]*waitQueue
+}
+
+func (qs *waitQueues) join(skey string) *waitQueue {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.byKey == nil {
+		qs.byKey = make(map[string]*waitQueue)
+	}
+	q := qs.byKey[skey]
+	if q == nil {
+		q = &waitQueue{turn: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
+		qs.byKey[skey] = q
+	}
+	q.waiters++
+	return q
+}
+
+func (qs *waitQueues) leave(skey string, q *waitQueue) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if q.waiters--; q.waiters == 0 {
+		delete(qs.byKey, skey)
+	}
+}
+
+// wake tells the polling waiter of skey, if any, to try again now.
+func (qs *waitQueues) wake(skey string) {
+	qs.mu.Lock()
+	q := qs.byKey[skey]
+	qs.mu.Unlock()
+	if q != nil {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait is Obtain after its first attempt found the lock taken.
+func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedError) (*Lock, error) {
+	q := l.waiters.join(skey)
+	defer l.waiters.leave(skey, q)
+
+	gaveUp := func() error {
+		return &NotObtainedError{Remaining: taken.Remaining, Cause: ctx.Err()}
+	}
+	select {
+	case q.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, gaveUp()
+	}
+	defer func() { <-q.turn }()
+
+	b := l.retry()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		d := b.NextBackOff()
+		if d < 0 { // backoff.Stop
+			return nil, taken
+		}
+		// No point sleeping past the holder's lease: if it is not renewed,
+		// the lock is free then.
+		if taken.Remaining > 0 && d > taken.Remaining {
+			d = taken.Remaining
+		}
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-q.wake:
+		case <-ctx.Done():
+			return nil, gaveUp()
+		}
+		lk, err := l.attempt(ctx, key, skey)
+		if err == nil {
+			return lk, nil
+		}
+		if !errors.As(err, &taken) {
+			if ctx.Err() != nil {
+				return nil, gaveUp()
+			}
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// linger is how long the renewer goroutine outlives the last held lock, so
+// that a busy Locker does not start a goroutine for every lock it hands out.
+const linger = 50 * time.Millisecond
+
+// watchdog keeps a Locker's locks alive: one goroutine renews all of them,
+// batched into one Store.Extend per tick, at about a third of each lease. A
+// renewal that fails for a transient reason is retried until the lease would
+// have run out by our own monotonic clock; then the lock is lost. Without
+// auto-renewal it only marks locks lost when their lease runs out.
+//
+// Each lock's ttl, validUntil and nextCheck are guarded by mu.
+type watchdog struct {
+	l    *Locker
+	wake chan struct{} // cap 1: the schedule changed
+
+	mu         sync.Mutex
+	held       map[*Lock]struct{}
+	running    bool
+	target     time.Time // when the loop wakes by itself next
+	emptySince time.Time
+}
+
+func (w *watchdog) init(l *Locker) {
+	w.l = l
+	w.wake = make(chan struct{}, 1)
+	w.held = make(map[*Lock]struct{})
+}
+
+// add starts watching lk, whose ttl and validUntil are set.
+func (w *watchdog) add(lk *Lock) {
+	lk.nextCheck = w.schedule(lk, time.Now())
+	w.mu.Lock()
+	w.held[lk] = struct{}{}
+	switch {
+	case !w.running:
+		w.running = true
+		go w.loop()
+	case lk.nextCheck.Before(w.target):
+		w.notify()
+	}
+	w.mu.Unlock()
+}
+
+// remove stops watching lk.
+func (w *watchdog) remove(lk *Lock) {
+	w.mu.Lock()
+	delete(w.held, lk)
+	if len(w.held) == 0 {
+		now := time.Now()
+		w.emptySince = now
+		// Have a loop that sleeps until some far renewal exit soon instead.
+		if w.running && w.target.After(now.Add(linger)) {
+			w.notify()
+		}
+	}
+	w.mu.Unlock()
+}
+
+// renewed records a successful extension that was requested at start.
+func (w *watchdog) renewed(lk *Lock, start time.Time, validity time.Duration) {
+	w.mu.Lock()
+	lk.validUntil = start.Add(validity)
+	lk.nextCheck = w.schedule(lk, start)
+	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
+		w.notify()
+	}
+	w.mu.Unlock()
+}
+
+// lose marks lk lost, stops watching it and says so in the log.
+func (w *watchdog) lose(lk *Lock, why string) {
+	if !lk.markLost() {
+		return
+	}
+	w.remove(lk)
+	w.l.log.Warn("reqlock: lock lost", "key", lk.skey, "fence", lk.fence, "reason", why)
+}
+
+// schedule is when the watchdog next looks at lk: after a third of its
+// validity to renew it, or at its end to declare it lost.
+func (w *watchdog) schedule(lk *Lock, start time.Time) time.Time {
+	if !w.l.autoRenew {
+		return lk.validUntil
+	}
+	return start.Add(lk.validUntil.Sub(start) / 3)
+}
+
+// notify wakes the loop; the caller holds mu.
+func (w *watchdog) notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watchdog) loop() {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		var due, expired []*Lock
+		w.mu.Lock()
+		if len(w.held) == 0 && now.Sub(w.emptySince) >= linger {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		next := now.Add(time.Hour)
+		if len(w.held) == 0 {
+			next = w.emptySince.Add(linger)
+		}
+		for lk := range w.held {
+			switch {
+			case !now.Before(lk.validUntil):
+				expired = append(expired, lk)
+			case !now.Before(lk.nextCheck):
+				due = append(due, lk)
+			case lk.nextCheck.Before(next):
+				next = lk.nextCheck
+			}
+		}
+		w.target = next
+		if len(due)+len(expired) > 0 {
+			w.target = now // busy: the loop looks again right after
+		}
+		w.mu.Unlock()
+
+		for _, lk := range expired {
+			w.lose(lk, "lease ran out before it could be renewed")
+		}
+		if len(due) > 0 {
+			w.renew(due)
+		}
+		if len(due)+len(expired) > 0 {
+			continue
+		}
+		timer.Reset(next.Sub(now))
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		}
+	}
+}
+
+// renew extends every due lock in one Store.Extend, bounded by the shortest
+// remaining validity among them: a renewal that lands later is worthless.
+func (w *watchdog) renew(due []*Lock) {
+	leases := make([]Lease, len(due))
+	now := time.Now()
+	budget := time.Hour
+	w.mu.Lock()
+	for i, lk := range due {
+		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
+		budget = min(budget, lk.validUntil.Sub(now))
+	}
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), max(budget, time.Millisecond))
+	defer cancel()
+
+	start := time.Now()
+	results := w.l.store.Extend(ctx, leases)
+	for i, lk := range due {
+		r := results[i]
+		switch {
+		case r.Err == nil:
+			w.renewed(lk, start, r.Validity)
+		case errors.Is(r.Err, ErrNotHeld):
+			w.lose(lk, "renewal found the lock gone: expired, deleted or taken")
+		default:
+			w.retrySoon(lk, r.Err)
+		}
+	}
+}
+
+// retrySoon schedules another renewal of lk after a transient failure, no
+// later than the end of its validity.
+func (w *watchdog) retrySoon(lk *Lock, err error) {
+	now := time.Now()
+	w.mu.Lock()
+	gap := max(lk.ttl/10, 5*time.Millisecond)
+	lk.nextCheck = now.Add(gap)
+	if lk.nextCheck.After(lk.validUntil) {
+		lk.nextCheck = lk.validUntil
+	}
+	left := lk.validUntil.Sub(now)
+	w.mu.Unlock()
+	w.l.log.Debug("reqlock: renewal failed, retrying", "key", lk.skey, "lease_left", left, "error", err)
+}
