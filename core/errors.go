@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -66,6 +67,19 @@ func HolderTTL(err error) (remaining time.Duration, ok bool) {
 		return no.Remaining, true
 	}
 	return 0, false
+}
+
+// ctxErr is ctx.Err(), also when the deadline has passed but the context's
+// own timer has not fired yet: go-redis puts the same deadline on the socket,
+// and its i/o timeout can win that race.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // unavailable wraps a store failure so that both ErrUnavailable and, when the

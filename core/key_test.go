@@ -7,7 +7,12 @@ import (
 	"github.com/reqlock/reqlock/core"
 )
 
-var storeKeyShape = regexp.MustCompile(`^reqlock:\{[A-Za-z0-9_-]{22}\}$`)
+var storeKeyShape = storeKeyWithPrefix("reqlock:")
+
+// storeKeyWithPrefix matches a lock key or its fence counter.
+func storeKeyWithPrefix(p string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `\{[A-Za-z0-9_-]{22}\}(:fence)?$`)
+}
 
 func TestStoreKeyStaysInNamespaceAndSlot(t *testing.T) {
 	l := newLocker(core.NewMemoryStore())

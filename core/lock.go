@@ -46,7 +46,7 @@ func (lk *Lock) Fence() uint64 { return lk.fence }
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	d, err := lk.locker.store.TTL(ctx, lk.skey, lk.token)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
-		return 0, unavailable("ttl", ctx.Err(), err)
+		return 0, unavailable("ttl", ctxErr(ctx), err)
 	}
 	return d, err
 }
@@ -77,7 +77,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		lk.locker.dog.lose(lk, "refresh found the lock gone")
 		return ErrNotHeld
 	default:
-		return unavailable("refresh", ctx.Err(), r.Err)
+		return unavailable("refresh", ctxErr(ctx), r.Err)
 	}
 }
 
@@ -98,7 +98,7 @@ func (lk *Lock) Release(ctx context.Context) error {
 	err := l.store.Release(ctx, lk.skey, lk.token)
 	l.waiters.wake(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
-		return unavailable("release", ctx.Err(), err)
+		return unavailable("release", ctxErr(ctx), err)
 	}
 	return err
 }

@@ -119,7 +119,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		// The script may have run and only the reply been lost (a cancelled
 		// caller, a timeout): take back what our token may hold.
 		l.abandon(ctx, skey, token)
-		return nil, unavailable("acquire", ctx.Err(), err)
+		return nil, unavailable("acquire", ctxErr(ctx), err)
 	}
 	lk := &Lock{
 		locker:     l,

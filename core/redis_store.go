@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	_ "embed"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,7 +49,8 @@ func fenceTTL(lease time.Duration) time.Duration {
 // ignores context deadlines on the socket and a hung Redis holds a caller for
 // the client's ReadTimeout (3s by default) instead of the caller's deadline.
 type RedisStore struct {
-	c redis.UniversalClient
+	c     redis.UniversalClient
+	boxed atomic.Pointer[boxedTTL]
 }
 
 // NewRedisStore returns a store over c. It panics if c is nil.
@@ -61,18 +63,32 @@ func NewRedisStore(c redis.UniversalClient) *RedisStore {
 
 // Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
 func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
-	ttl := l.TTL.Milliseconds()
-	n, err := acquireScript.Run(ctx, s.c,
-		[]string{l.Key, l.Key + fenceSuffix},
-		l.Token, ttl, fenceTTL(l.TTL).Milliseconds(),
-	).Int64()
+	ttl, fttl := s.leaseArgs(l.TTL)
+	n, err := run(ctx, s.c, acquireCall, append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)).Int64()
 	if err != nil {
 		return Grant{}, err
 	}
 	if n <= 0 {
 		return Grant{}, &NotObtainedError{Remaining: time.Duration(-n) * time.Millisecond}
 	}
-	return Grant{Fence: uint64(n), Validity: time.Duration(ttl) * time.Millisecond}, nil
+	return Grant{Fence: uint64(n), Validity: l.TTL.Truncate(time.Millisecond)}, nil
+}
+
+// leaseArgs returns the lease and the fence counter's lifetime in
+// milliseconds, boxed once per TTL: a Locker uses one TTL, and boxing them
+// anew would cost two allocations per acquire.
+func (s *RedisStore) leaseArgs(ttl time.Duration) (lease, fence any) {
+	if c := s.boxed.Load(); c != nil && c.ttl == ttl {
+		return c.lease, c.fence
+	}
+	c := &boxedTTL{ttl: ttl, lease: ttl.Milliseconds(), fence: fenceTTL(ttl).Milliseconds()}
+	s.boxed.Store(c)
+	return c.lease, c.fence
+}
+
+type boxedTTL struct {
+	ttl          time.Duration
+	lease, fence any
 }
 
 // Extend implements Store. All leases go in one pipeline: one round trip per
@@ -135,7 +151,7 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 
 // Release implements Store: compare the token, then DEL.
 func (s *RedisStore) Release(ctx context.Context, key, token string) error {
-	n, err := releaseScript.Run(ctx, s.c, []string{key}, token).Int64()
+	n, err := run(ctx, s.c, releaseCall, append(evalArgs(2), key, token)).Int64()
 	if err != nil {
 		return err
 	}
@@ -147,7 +163,7 @@ func (s *RedisStore) Release(ctx context.Context, key, token string) error {
 
 // TTL implements Store.
 func (s *RedisStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
-	n, err := ttlScript.Run(ctx, s.c, []string{key}, token).Int64()
+	n, err := run(ctx, s.c, ttlCall, append(evalArgs(2), key, token)).Int64()
 	if err != nil {
 		return 0, err
 	}

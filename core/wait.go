@@ -62,7 +62,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	defer l.waiters.leave(skey, q)
 
 	gaveUp := func() error {
-		return &NotObtainedError{Remaining: taken.Remaining, Cause: ctx.Err()}
+		return &NotObtainedError{Remaining: taken.Remaining, Cause: ctxErr(ctx)}
 	}
 	select {
 	case q.turn <- struct{}{}:
@@ -96,7 +96,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			return lk, nil
 		}
 		if !errors.As(err, &taken) {
-			if ctx.Err() != nil {
+			if ctxErr(ctx) != nil {
 				return nil, gaveUp()
 			}
 			return nil, err

@@ -94,6 +94,16 @@ func (w *watchdog) schedule(lk *Lock, start time.Time) time.Time {
 	return start.Add(lk.validUntil.Sub(start) / 3)
 }
 
+// slack lets a lock that is due soon ride along with one due now, so that
+// locks taken a moment apart are renewed in one batch: renewing at a sixth
+// of the lease instead of a third costs nothing.
+func (w *watchdog) slack(lk *Lock) time.Duration {
+	if !w.l.autoRenew {
+		return 0
+	}
+	return lk.ttl / 6
+}
+
 // notify wakes the loop; the caller holds mu.
 func (w *watchdog) notify() {
 	select {
@@ -122,7 +132,7 @@ func (w *watchdog) loop() {
 			switch {
 			case !now.Before(lk.validUntil):
 				expired = append(expired, lk)
-			case !now.Before(lk.nextCheck):
+			case !now.Add(w.slack(lk)).Before(lk.nextCheck):
 				due = append(due, lk)
 			case lk.nextCheck.Before(next):
 				next = lk.nextCheck

@@ -4,10 +4,13 @@
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
--- ARGV[3]  how long the fence counter outlives its last use, in milliseconds
+-- ARGV[3]  the fence counter's lifetime, in milliseconds
 --
 -- Returns the fence (> 0) when the lock is ours, or when someone else holds
 -- it, minus the holder's remaining lease in milliseconds (0: no expiry set).
+--
+-- The common case is two calls, SET NX and INCR: every redis.call costs about
+-- a microsecond of server time, and this script is the hot path.
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 
@@ -18,14 +21,19 @@ if not ours and redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 
 if ours then
-  -- The fence never goes backwards: one more than the last one handed out,
-  -- and never below the server clock in microseconds, so a restart that lost
-  -- the counter (no persistence) or a counter that expired still moves on.
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or 0) + 1, now)
-  -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
-  redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  local fence = redis.call('INCR', KEYS[2])
+  if fence == 1 then
+    -- The counter did not exist: first use of this key, or it expired, or
+    -- the server restarted without persistence and forgot it. Start from the
+    -- server clock in microseconds, which is above every fence handed out
+    -- before: each of those was at most the clock when it was handed out,
+    -- since a counter grows by one per acquire and an acquire and the release
+    -- before it take far more than a microsecond.
+    local t = redis.call('TIME')
+    fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
+    redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  end
   return fence
 end
 

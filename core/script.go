@@ -1,0 +1,48 @@
+package core
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptCall is one of our scripts, ready to send with its arity.
+type scriptCall struct {
+	sha     any // pre-boxed, so sending costs no allocation for it
+	source  any
+	numKeys int
+}
+
+func newScriptCall(s *redis.Script, source string, numKeys int) scriptCall {
+	return scriptCall{sha: s.Hash(), source: source, numKeys: numKeys}
+}
+
+var (
+	acquireCall = newScriptCall(acquireScript, acquireLua, 2)
+	releaseCall = newScriptCall(releaseScript, releaseLua, 1)
+	ttlCall     = newScriptCall(ttlScript, ttlLua, 1)
+)
+
+// doer is what both a client and a pipeline can send a raw command through.
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// evalArgs returns the argument list of a script call with its first three
+// slots (verb, script, numkeys) left for run to fill: callers append the
+// keys and arguments, in one allocation.
+func evalArgs(n int) []any { return make([]any, 3, 3+n) }
+
+// run sends EVALSHA, and EVAL once if the server does not have the script
+// (first use, a restart, a failover): what redis.Script.Run does, without its
+// per-call copies of keys and arguments, since acquire and release are the
+// hot path. args comes from evalArgs.
+func run(ctx context.Context, c doer, sc scriptCall, args []any) *redis.Cmd {
+	args[0], args[1], args[2] = "evalsha", sc.sha, sc.numKeys
+	cmd := c.Do(ctx, args...)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		args[0], args[1] = "eval", sc.source
+		cmd = c.Do(ctx, args...)
+	}
+	return cmd
+}
