@@ -16,14 +16,16 @@ type Lock struct {
 	token  string
 	fence  uint64
 
-	mu         sync.Mutex
+	// Guarded by the Locker's watchdog mutex: the renewal schedule.
 	ttl        time.Duration
 	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
 	nextCheck  time.Time // when the watchdog looks at this lock again
-	released   bool
-	lost       bool
-	lostCh     chan struct{} // made on first Lost call
-	onLost     map[*int]func()
+
+	mu       sync.Mutex
+	released bool
+	lost     bool
+	lostCh   chan struct{} // made on first Lost call
+	onLost   map[*int]func()
 }
 
 // closedCh stands in for lostCh when the lock was lost before anyone asked.
@@ -68,10 +70,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	r := lk.locker.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
 	switch {
 	case r.Err == nil:
-		lk.mu.Lock()
-		lk.ttl = ttl
-		lk.mu.Unlock()
-		lk.locker.dog.renewed(lk, start, r.Validity)
+		lk.locker.dog.renewed(lk, ttl, start, r.Validity)
 		return nil
 	case errors.Is(r.Err, ErrNotHeld):
 		lk.locker.dog.lose(lk, "refresh found the lock gone")

@@ -65,9 +65,10 @@ func (w *watchdog) remove(lk *Lock) {
 	w.mu.Unlock()
 }
 
-// renewed records a successful extension that was requested at start.
-func (w *watchdog) renewed(lk *Lock, start time.Time, validity time.Duration) {
+// renewed records a successful extension to ttl that was requested at start.
+func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validity time.Duration) {
 	w.mu.Lock()
+	lk.ttl = ttl
 	lk.validUntil = start.Add(validity)
 	lk.nextCheck = w.schedule(lk, start)
 	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
@@ -182,7 +183,7 @@ func (w *watchdog) renew(due []*Lock) {
 		r := results[i]
 		switch {
 		case r.Err == nil:
-			w.renewed(lk, start, r.Validity)
+			w.renewed(lk, leases[i].TTL, start, r.Validity)
 		case errors.Is(r.Err, ErrNotHeld):
 			w.lose(lk, "renewal found the lock gone: expired, deleted or taken")
 		default:
