@@ -1,0 +1,32 @@
+package httplock
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// burstQuiet is how long a burstLog stays quiet after a warning.
+const burstQuiet = 10 * time.Second
+
+// burstLog logs the first of a burst of identical warnings and counts the
+// rest: a store outage under load would otherwise log once per request.
+type burstLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+func (b *burstLog) warn(lg *slog.Logger, msg string, err error) {
+	now := time.Now()
+	b.mu.Lock()
+	if !b.last.IsZero() && now.Sub(b.last) < burstQuiet {
+		b.suppressed++
+		b.mu.Unlock()
+		return
+	}
+	n := b.suppressed
+	b.last, b.suppressed = now, 0
+	b.mu.Unlock()
+	lg.Warn(msg, "error", err, "suppressed_since_last", n)
+}

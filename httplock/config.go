@@ -1,0 +1,138 @@
+package httplock
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// Mode says what a request does when another request with the same key is
+// in flight.
+type Mode int
+
+const (
+	// Reject answers a duplicate at once with 409 Conflict and Retry-After.
+	// It is the zero Mode: the safe default for payments and other writes a
+	// client should not fire twice.
+	Reject Mode = iota
+	// Wait queues a duplicate for up to MaxWait and then runs it; past
+	// MaxWait it gets 409 as in Reject mode.
+	Wait
+)
+
+// String returns "reject" or "wait".
+func (m Mode) String() string {
+	switch m {
+	case Reject:
+		return "reject"
+	case Wait:
+		return "wait"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Defaults for the zero fields of a Config.
+const (
+	// DefaultRetryAfter is the Retry-After hint for a busy key.
+	DefaultRetryAfter = time.Second
+	// DefaultMaxWait is how long a request waits for its key in Wait mode.
+	DefaultMaxWait = 5 * time.Second
+	// DefaultMaxWaiters is how many requests may wait for one key on one
+	// instance in Wait mode.
+	DefaultMaxWaiters = 64
+	// DefaultStoreTimeout bounds each call to the lock store.
+	DefaultStoreTimeout = time.Second
+	// MaxKeyLen is the longest key, in bytes, a request may bring (longer:
+	// 400). Keys are hashed, so this is about refusing abuse, not storage.
+	MaxKeyLen = 1024
+)
+
+// Config says how the middleware locks. Locker is required, and Key for New;
+// every other zero field takes its default.
+type Config struct {
+	// Locker takes the locks. Share one per store across middlewares.
+	Locker *core.Locker
+
+	// Key extracts the raw key from a request. "" means the request has no
+	// key: it runs unlocked, or gets 400 when KeyRequired is set. An error
+	// gets 400. See the package doc for which sources to trust.
+	Key KeyFunc
+
+	// Mode is Reject (the default) or Wait.
+	Mode Mode
+
+	// MaxWait is how long a request waits for its key in Wait mode
+	// (default DefaultMaxWait). The request's own context may end it sooner.
+	MaxWait time.Duration
+
+	// MaxWaiters caps the requests waiting for one key on this instance in
+	// Wait mode (default DefaultMaxWaiters); one more gets 429. Negative
+	// means no cap.
+	MaxWaiters int
+
+	// RetryAfter is the hint sent in Retry-After (default 1s), rounded up to
+	// whole seconds. For a busy key it is cut to the holder's remaining lease.
+	RetryAfter time.Duration
+
+	// Scope names the lock space. Empty means method + route template, so
+	// each route locks on its own; routes that give the same Scope share
+	// one lock per key. The scope is hashed together with the key.
+	Scope string
+
+	// KeyRequired answers a request without a key with 400 instead of
+	// running it unlocked.
+	KeyRequired bool
+
+	// FailOpen runs the handler unlocked when the store is unavailable,
+	// logging a warning at most once per burst. The default, fail-closed,
+	// answers 503 with Retry-After.
+	FailOpen bool
+
+	// StoreTimeout bounds each store call the middleware makes: an
+	// attempt to take the lock (while waiting, each attempt) and the
+	// release (default DefaultStoreTimeout). A store that does not answer
+	// in time counts as unavailable.
+	StoreTimeout time.Duration
+
+	// Logger receives fail-open and release warnings (default slog.Default()).
+	Logger *slog.Logger
+
+	// Respond writes the response for a request that does not reach the
+	// handler (default WriteProblem). Switch on the reason with errors.Is;
+	// call WriteProblem for the cases you do not change.
+	Respond func(w http.ResponseWriter, r *http.Request, rej *Rejection)
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Locker == nil:
+		return c, fmt.Errorf("%w: Locker is nil", ErrInvalidConfig)
+	case c.Mode != Reject && c.Mode != Wait:
+		return c, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, c.Mode)
+	case c.MaxWait < 0, c.RetryAfter < 0, c.StoreTimeout < 0:
+		return c, fmt.Errorf("%w: negative duration", ErrInvalidConfig)
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = DefaultMaxWait
+	}
+	if c.MaxWaiters == 0 {
+		c.MaxWaiters = DefaultMaxWaiters
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = DefaultRetryAfter
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = DefaultStoreTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Respond == nil {
+		c.Respond = WriteProblem
+	}
+	return c, nil
+}

@@ -1,0 +1,65 @@
+// Package httplock runs at most one HTTP request per key at a time, across
+// every instance that shares a lock store: a duplicate of a request still in
+// flight (a double-clicked "Pay", a retried POST) is rejected with 409 or
+// queued behind the first, instead of running twice.
+//
+// It holds the HTTP side of reqlock for every framework: the Engine (key
+// checks, scope, status codes, Retry-After, RFC 9457 bodies, waiting,
+// fail-open or fail-closed, client disconnects, panics) and the net/http
+// middleware, New. The Gin and Echo adapters (packages ginlock and echolock)
+// are thin skins over the same Engine.
+//
+//	lock := httplock.New(httplock.Config{
+//		Locker: locker,
+//		Key:    httplock.FromContext(userIDKey{}), // set by your auth middleware
+//	})
+//	mux.Handle("POST /orders", lock(createOrder))
+//
+// # What a client sees
+//
+//	situation                                      response
+//	no key ("" from the extractor)                 handler runs unlocked (400 with KeyRequired)
+//	extractor error, key over 1 KiB                400 problem+json
+//	duplicate in flight, Reject mode               409 + Retry-After
+//	Wait mode, not free within MaxWait             409 + Retry-After
+//	Wait mode, more than MaxWaiters waiting        429 + Retry-After
+//	store down or slower than StoreTimeout         503 + Retry-After (FailOpen: handler runs unlocked, warning logged)
+//	client disconnects while waiting               handler never runs, nothing written, no lock left
+//	handler panics                                 lock released, panic passed on to the recovery middleware
+//	lock lost while the handler runs               request context cancelled, cause core.ErrLockLost
+//
+// Retry-After is whole seconds, at least 1: the Config.RetryAfter hint
+// (default 1s), cut to the holder's remaining lease when that is shorter.
+// Every body the middleware writes is application/problem+json; replace any
+// of them with Config.Respond.
+//
+// # Keys: where "who" comes from
+//
+// A lock key is only as trustworthy as its source. Headers and query
+// parameters are whatever the client sends: use them (FromHeader,
+// FromQuery, IdempotencyKey) for idempotency keys, where the client names its
+// own operation, and for demos. To allow one request per user, take the user
+// from what your authentication middleware verified and put on the context
+// (FromContext), never from a header the client controls. FirstOf and Join
+// compose extractors.
+//
+// # Scope
+//
+// Requests lock per scope and key. The scope defaults to method + route
+// template ("POST /orders/{id}"), so one user's POST /orders and POST
+// /payments do not block each other; give routes the same Config.Scope to
+// make them share a lock. Scope and raw key go into the Locker's key (see
+// LockKey) and are hashed there whole: nothing the client sends, and none of
+// the braces in route templates, reaches Redis in clear.
+//
+// # Notes
+//
+//   - net/http notices a client disconnect only once the request body has
+//     been read (for a request without a body, at once). A waiting request
+//     with an unread body waits out MaxWait even if its client left.
+//   - The lock is released before the response is finished, so a client that
+//     sends its next request after reading the answer finds the key free.
+//   - Wait mode queues requests on one instance in order and wakes the next
+//     at once on a local release; requests on other instances poll with the
+//     Locker's backoff.
+package httplock

@@ -1,0 +1,43 @@
+package httplock_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
+
+// netHTTP serves each route on a ServeMux pattern, its handler wrapped by
+// the middleware, as the docs tell users to.
+var netHTTP = httpcases.Framework{
+	Name: "net/http",
+	Serve: func(t *testing.T, routes []httpcases.Route) string {
+		mux := http.NewServeMux()
+		for _, rt := range routes {
+			cfg := rt.Lock
+			cfg.Key = keyFunc(rt.Key)
+			mux.Handle(rt.Method+" "+rt.Path, httplock.New(cfg)(rt.Handler))
+		}
+		srv := httptest.NewServer(httpcases.Recover(httpcases.WithUser(mux)))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	},
+}
+
+func keyFunc(k httpcases.KeySource) httplock.KeyFunc {
+	switch k.Kind {
+	case httpcases.FromHeader:
+		return httplock.FromHeader(k.Name)
+	case httpcases.FromParam:
+		return httplock.FromPathValue(k.Name)
+	case httpcases.FromQuery:
+		return httplock.FromQuery(k.Name)
+	case httpcases.FromIdempotencyKey:
+		return httplock.IdempotencyKey()
+	}
+	return httplock.FromContext(httpcases.UserCtxKey{})
+}
+
+func TestEndToEnd(t *testing.T) { httpcases.Run(t, netHTTP) }

@@ -1,0 +1,128 @@
+package httplock
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// Engine is the one acquire → run → release flow behind every reqlock
+// middleware: the net/http one here and the Gin and Echo adapters. It
+// decides; the adapter extracts the key, runs its chain and writes (or
+// returns) the response. Its methods are safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	waiting waiters
+	storeLog, releaseLog burstLog
+}
+
+// NewEngine checks cfg and fills its defaults. Key may be nil: adapters
+// extract keys themselves and pass them to Serve. The error wraps
+// ErrInvalidConfig.
+func NewEngine(cfg Config) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Config returns the configuration with its defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Scope is the lock scope of a request: Config.Scope when set, otherwise
+// DefaultScope(method, route).
+func (e *Engine) Scope(method, route string) string {
+	if e.cfg.Scope != "" {
+		return e.cfg.Scope
+	}
+	return DefaultScope(method, route)
+}
+
+// Serve runs next under the lock for key in scope and returns nil, or
+// returns why it did not run next. keyErr is the extractor's error, if any.
+//
+// next gets a context derived from ctx that carries the lock
+// (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
+// is lost meanwhile. The lock is released when next returns or panics, on a
+// context detached from ctx, bounded by StoreTimeout; a panic then goes on
+// up to the framework's recovery. A request without a key (key == "" and not
+// KeyRequired) and a fail-open request run next with ctx itself, unlocked.
+func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
+	switch {
+	case keyErr != nil:
+		return reject(ErrKeyInvalid, keyErr, 0)
+	case key == "" && e.cfg.KeyRequired:
+		return reject(ErrKeyMissing, nil, 0)
+	case key == "":
+		next(ctx)
+		return nil
+	case len(key) > MaxKeyLen:
+		return reject(ErrKeyTooLong, nil, 0)
+	}
+	lk, rej := e.acquire(ctx, LockKey(scope, key))
+	if rej != nil {
+		return rej
+	}
+	if lk == nil { // fail-open
+		next(ctx)
+		return nil
+	}
+	lctx, cancel := lk.WithContext(ctx)
+	defer func() {
+		cancel()
+		e.release(ctx, lk)
+	}()
+	next(lctx)
+	return nil
+}
+
+// acquire takes the lock by the mode. It returns the lock, or a rejection,
+// or neither: the store failed and FailOpen says to run anyway.
+func (e *Engine) acquire(ctx context.Context, key string) (*core.Lock, *Rejection) {
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
+	lk, err := e.cfg.Locker.TryObtain(tctx, key)
+	cancel()
+	switch {
+	case err == nil:
+		return lk, nil
+	case !errors.Is(err, core.ErrNotObtained):
+		return e.storeFailed(ctx, err)
+	case e.cfg.Mode == Wait:
+		return e.wait(ctx, key, err)
+	}
+	return nil, e.locked(err)
+}
+
+// locked is the 409 for a key someone else holds.
+func (e *Engine) locked(err error) *Rejection {
+	holder, _ := core.HolderTTL(err)
+	return reject(ErrLocked, err, retryAfter(e.cfg.RetryAfter, holder))
+}
+
+// storeFailed handles an error that is not "someone else holds it": the
+// client left (ctx ended), or the store failed and we fail open or closed.
+func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejection) {
+	if ctx.Err() != nil {
+		return nil, reject(ErrClientGone, err, 0)
+	}
+	if e.cfg.FailOpen {
+		e.storeLog.warn(e.cfg.Logger, "reqlock: lock store unavailable; running requests unlocked (fail-open)", err)
+		return nil, nil
+	}
+	e.storeLog.warn(e.cfg.Logger, "reqlock: lock store unavailable; answering 503", err)
+	return nil, reject(ErrUnavailable, err, retryAfter(e.cfg.RetryAfter, 0))
+}
+
+// release gives the lock back on a context detached from the request, so a
+// client that left cannot leave the lock behind. A failure is only logged:
+// the lease runs out by itself.
+func (e *Engine) release(ctx context.Context, lk *core.Lock) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StoreTimeout)
+	defer cancel()
+	err := lk.Release(rctx)
+	if err != nil && !errors.Is(err, core.ErrNotHeld) {
+		e.releaseLog.warn(e.cfg.Logger, "reqlock: release failed; the lock expires with its lease", err)
+	}
+}

@@ -1,0 +1,49 @@
+package httplock
+
+import "errors"
+
+// Why a request did not reach the handler. A *Rejection wraps exactly one of
+// these; test for them with errors.Is.
+var (
+	// ErrKeyInvalid means the key extractor returned an error (400).
+	ErrKeyInvalid = errors.New("reqlock: invalid lock key")
+	// ErrKeyMissing means no key was found and Config.KeyRequired is set (400).
+	ErrKeyMissing = errors.New("reqlock: lock key required")
+	// ErrKeyTooLong means the key is longer than MaxKeyLen bytes (400).
+	ErrKeyTooLong = errors.New("reqlock: lock key too long")
+	// ErrLocked means another request with the same key is in flight (409):
+	// at once in Reject mode, after MaxWait in Wait mode.
+	ErrLocked = errors.New("reqlock: request with the same key in progress")
+	// ErrTooManyWaiters means more than MaxWaiters requests already wait for
+	// the key on this instance (429).
+	ErrTooManyWaiters = errors.New("reqlock: too many requests waiting for the same key")
+	// ErrUnavailable means the lock store failed or did not answer within
+	// StoreTimeout (503). The Rejection also wraps the store's error
+	// (core.ErrUnavailable).
+	ErrUnavailable = errors.New("reqlock: lock store unavailable")
+	// ErrClientGone means the request's context ended (the client
+	// disconnected) before the handler could run. Nobody is left to read a
+	// response, so the default responders write none; the status is the
+	// conventional 499 for logs.
+	ErrClientGone = errors.New("reqlock: client went away while waiting")
+
+	// ErrInvalidConfig is wrapped by the error NewEngine returns for a
+	// Config it cannot work with.
+	ErrInvalidConfig = errors.New("reqlock: invalid middleware config")
+)
+
+// Errors the key extractors return; the middleware answers them with 400.
+var (
+	// ErrMultipleValues means a header or query parameter that names the key
+	// appears more than once: which one is the key would be a guess.
+	ErrMultipleValues = errors.New("reqlock: key given more than once")
+	// ErrIdempotencyKeySyntax means the Idempotency-Key header is not a
+	// structured-field String.
+	ErrIdempotencyKeySyntax = errors.New("reqlock: Idempotency-Key is not a structured-field string")
+	// ErrKeyType means a context value has a type KeyOf cannot turn into a key.
+	ErrKeyType = errors.New("reqlock: context value cannot be a lock key")
+)
+
+// StatusClientClosedRequest is the status recorded for ErrClientGone. It is
+// not in RFC 9110; proxies and log tools know it as "client closed request".
+const StatusClientClosedRequest = 499

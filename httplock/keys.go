@@ -1,0 +1,82 @@
+package httplock
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+)
+
+// KeyFunc extracts the raw lock key from a request. "" means the request has
+// no key; an error is answered with 400.
+type KeyFunc func(r *http.Request) (string, error)
+
+// FromHeader uses a request header. A header the client sets is for
+// idempotency keys and demos: never use it to say who the user is, since
+// anyone can send any value. More than one line of the header is an error.
+func FromHeader(name string) KeyFunc {
+	name = http.CanonicalHeaderKey(name)
+	return func(r *http.Request) (string, error) { return single(r.Header[name]) }
+}
+
+// FromQuery uses a URL query parameter. Given more than once, it is an error.
+func FromQuery(name string) KeyFunc {
+	return func(r *http.Request) (string, error) { return single(r.URL.Query()[name]) }
+}
+
+// FromPathValue uses a wildcard of the route's ServeMux pattern, as
+// r.PathValue returns it ("id" in "POST /orders/{id}").
+func FromPathValue(name string) KeyFunc {
+	return func(r *http.Request) (string, error) { return r.PathValue(name), nil }
+}
+
+// FromContext uses a value that earlier middleware put on the request's
+// context, typically the user ID your auth middleware verified: the way to
+// allow one request per user. The value goes through KeyOf.
+func FromContext(key any) KeyFunc {
+	return func(r *http.Request) (string, error) { return KeyOf(r.Context().Value(key)) }
+}
+
+// single is the one value of a header or query parameter.
+func single(vs []string) (string, error) {
+	switch len(vs) {
+	case 0:
+		return "", nil
+	case 1:
+		return vs[0], nil
+	}
+	return "", ErrMultipleValues
+}
+
+// KeyOf turns a context value into a key: a string or []byte as is, an
+// integer in decimal, a fmt.Stringer (a UUID type, say) by its String. nil
+// and nil pointers mean no key; any other type is an error wrapping
+// ErrKeyType (write a KeyFunc that picks the ID out of your user struct).
+func KeyOf(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
+	case uint:
+		return strconv.FormatUint(uint64(v), 10), nil
+	case uint64:
+		return strconv.FormatUint(v, 10), nil
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10), nil
+	case fmt.Stringer:
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return "", nil
+		}
+		return v.String(), nil
+	}
+	return "", fmt.Errorf("%w: %T", ErrKeyType, v)
+}

@@ -1,0 +1,46 @@
+package httplock
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// New returns net/http middleware that runs at most one request per key at
+// a time. It panics if cfg is invalid (nil Locker or Key, negative
+// durations): a mistake to catch at start-up, not per request. Use
+// NewEngine to get the error instead.
+//
+// The default scope uses r.Pattern, which ServeMux sets only once it has
+// routed the request: wrap each route's handler,
+//
+//	mux.Handle("POST /orders/{id}", lock(orderHandler))
+//
+// not the mux itself. Around a whole mux, or under another router, the
+// pattern is empty and every route of a method shares one scope; set
+// Config.Scope instead.
+func New(cfg Config) func(http.Handler) http.Handler {
+	if cfg.Key == nil {
+		panic(fmt.Errorf("httplock.New: %w: Key is nil", ErrInvalidConfig))
+	}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		panic(fmt.Errorf("httplock.New: %w", err))
+	}
+	respond := e.cfg.Respond
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key, kerr := cfg.Key(r)
+			ctx := r.Context()
+			rej := e.Serve(ctx, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context) {
+				if lctx != ctx {
+					r = r.WithContext(lctx)
+				}
+				next.ServeHTTP(w, r)
+			})
+			if rej != nil {
+				respond(w, r, rej)
+			}
+		})
+	}
+}

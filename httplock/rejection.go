@@ -1,0 +1,107 @@
+package httplock
+
+import (
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Rejection is why a request did not reach its handler and what to answer.
+// Config.Respond (and the adapters' equivalents) receive it; switch on the
+// reason with errors.Is(rej, ErrLocked) and friends. It also unwraps to the
+// underlying cause: the extractor's error, core.ErrNotObtained,
+// core.ErrUnavailable or the context's error.
+type Rejection struct {
+	// Status is the HTTP status: 400, 409, 429, 503, or 499 for ErrClientGone.
+	Status int
+	// RetryAfter is the delay to send in Retry-After, in whole seconds; 0
+	// means no header.
+	RetryAfter time.Duration
+	// Problem is the default RFC 9457 body.
+	Problem Problem
+	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
+	// ErrLocked, ErrTooManyWaiters, ErrUnavailable, ErrClientGone.
+	Reason error
+	// Cause is the error behind Reason, or nil.
+	Cause error
+}
+
+// Error describes the rejection for logs.
+func (r *Rejection) Error() string {
+	if r.Cause != nil {
+		return r.Reason.Error() + ": " + r.Cause.Error()
+	}
+	return r.Reason.Error()
+}
+
+// Unwrap returns the reason and the cause, for errors.Is and errors.As.
+func (r *Rejection) Unwrap() []error {
+	if r.Cause == nil {
+		return []error{r.Reason}
+	}
+	return []error{r.Reason, r.Cause}
+}
+
+// RetryAfterHeader is the Retry-After value to send, or "" for none.
+func (r *Rejection) RetryAfterHeader() string {
+	if r.RetryAfter <= 0 {
+		return ""
+	}
+	return formatRetryAfter(r.RetryAfter)
+}
+
+// Clientless reports whether the client is gone, so that writing a response
+// is pointless.
+func (r *Rejection) Clientless() bool { return errors.Is(r.Reason, ErrClientGone) }
+
+// reject builds a Rejection with the default problem body.
+func reject(reason, cause error, retry time.Duration) *Rejection {
+	status, code, detail := describe(reason, cause)
+	title := http.StatusText(status)
+	if status == StatusClientClosedRequest {
+		title = "Client Closed Request"
+	}
+	return &Rejection{
+		Status:     status,
+		RetryAfter: retry,
+		Reason:     reason,
+		Cause:      cause,
+		Problem: Problem{
+			Type:   "about:blank",
+			Title:  title,
+			Status: status,
+			Detail: detail,
+			Code:   code,
+		},
+	}
+}
+
+// describe maps a reason to its status, problem code and a detail safe to
+// show a client: extractor errors of the application's own may say more
+// than a client should read, so only reqlock's own causes are spelled out.
+func describe(reason, cause error) (status int, code, detail string) {
+	switch reason {
+	case ErrKeyInvalid:
+		detail = "The request's lock key could not be read."
+		switch {
+		case errors.Is(cause, ErrIdempotencyKeySyntax):
+			detail = `Idempotency-Key must be one structured-field string, for example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`
+		case errors.Is(cause, ErrMultipleValues):
+			detail = "The request's lock key is given more than once."
+		}
+		return http.StatusBadRequest, "key_invalid", detail
+	case ErrKeyMissing:
+		return http.StatusBadRequest, "key_missing", "This endpoint needs a lock key and the request has none."
+	case ErrKeyTooLong:
+		return http.StatusBadRequest, "key_too_long", "The request's lock key is longer than 1024 bytes."
+	case ErrLocked:
+		return http.StatusConflict, "locked", "A request with the same key is in progress. Retry after it completes."
+	case ErrTooManyWaiters:
+		return http.StatusTooManyRequests, "too_many_waiters", "Too many requests with the same key are waiting. Retry later."
+	case ErrUnavailable:
+		return http.StatusServiceUnavailable, "lock_unavailable", "Duplicate-request protection is unavailable. Retry later."
+	case ErrClientGone:
+		return StatusClientClosedRequest, "client_gone", "The client went away before the request could run."
+	}
+	return http.StatusInternalServerError, "", ""
+}

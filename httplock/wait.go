@@ -1,0 +1,73 @@
+package httplock
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// wait is Wait mode after the first attempt found the key taken.
+//
+// It waits in slices of StoreTimeout: each slice is one core Obtain, whose
+// context bounds both its sleeps and its store calls, so a store that hangs
+// mid-wait is noticed within StoreTimeout rather than at MaxWait. Obtain
+// queues the waiters of a key locally and wakes them on a local release.
+func (e *Engine) wait(ctx context.Context, key string, taken error) (*core.Lock, *Rejection) {
+	if !e.waiting.join(key, e.cfg.MaxWaiters) {
+		return nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
+	}
+	defer e.waiting.leave(key)
+
+	wctx, cancel := context.WithTimeout(ctx, e.cfg.MaxWait)
+	defer cancel()
+	for {
+		sctx, scancel := context.WithTimeout(wctx, e.cfg.StoreTimeout)
+		lk, err := e.cfg.Locker.Obtain(sctx, key)
+		scancel()
+		switch {
+		case err == nil && ctx.Err() != nil:
+			// Got it just as the client left: nobody to run it for.
+			e.release(ctx, lk)
+			return nil, reject(ErrClientGone, ctx.Err(), 0)
+		case err == nil:
+			return lk, nil
+		case ctx.Err() != nil:
+			return nil, reject(ErrClientGone, err, 0)
+		case !errors.Is(err, core.ErrNotObtained):
+			return e.storeFailed(ctx, err)
+		case wctx.Err() != nil:
+			return nil, e.locked(err)
+		}
+		// Only this slice ended; keep waiting.
+	}
+}
+
+// waiters counts, per key, the requests waiting on this instance.
+type waiters struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// join counts one more waiter for key unless limit (when ≥ 0) are waiting.
+func (w *waiters) join(key string, limit int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if limit >= 0 && w.n[key] >= limit {
+		return false
+	}
+	if w.n == nil {
+		w.n = make(map[string]int)
+	}
+	w.n[key]++
+	return true
+}
+
+func (w *waiters) leave(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n[key]--; w.n[key] <= 0 {
+		delete(w.n, key)
+	}
+}

@@ -1,0 +1,497 @@
+package httpcases
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Cases is the table every adapter runs.
+var Cases = []Case{
+	{"reject_duplicates", rejectDuplicates},
+	{"wait_serializes", waitSerializes},
+	{"sequential_requests_pass", sequentialRequests},
+	{"users_independent", usersIndependent},
+	{"routes_independent", routesIndependent},
+	{"methods_independent", methodsIndependent},
+	{"shared_scope_blocks", sharedScope},
+	{"param_key", paramKey},
+	{"query_key", queryKey},
+	{"idempotency_key", idempotencyKey},
+	{"key_too_long", keyTooLong},
+	{"no_key_runs_unlocked", noKeyRunsUnlocked},
+	{"key_required", keyRequired},
+	{"wait_gives_up_after_max_wait", waitGivesUp},
+	{"too_many_waiters", tooManyWaiters},
+	{"retry_after_capped_by_lease", retryAfterCapped},
+	{"lock_on_context", lockOnContext},
+	{"lock_lost_cancels_context", lockLost},
+	{"panic_releases_lock", panicReleases},
+	{"client_gone_while_waiting", clientGone},
+	{"store_down", storeDown},
+	{"store_hangs", storeHangs},
+	{"store_hangs_while_waiting", storeHangsWhileWaiting},
+	{"fail_open", failOpen},
+}
+
+func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {
+	return Route{Method: method, Path: path, Lock: cfg, Key: KeySource{Kind: FromUser}, Handler: h}
+}
+
+// expect checks a rejection: status, problem body, Retry-After.
+func expect(e *Env, r Result, status int, code string) {
+	t := e.T
+	t.Helper()
+	if r.Err != nil {
+		t.Fatalf("want %d %s, got error %v", status, code, r.Err)
+	}
+	if r.Status != status {
+		t.Fatalf("want %d %s, got %d %s", status, code, r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, httplock.ContentTypeProblem) {
+		t.Errorf("Content-Type %q, want %s", ct, httplock.ContentTypeProblem)
+	}
+	if p := r.Problem(); p.Code != code || p.Status != status {
+		t.Errorf("problem %+v, want code %q status %d", p, code, status)
+	}
+	ra := r.Header.Get(httplock.HeaderRetryAfter)
+	switch status {
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if ra != "1" {
+			t.Errorf("Retry-After %q, want \"1\"", ra)
+		}
+	default:
+		if ra != "" {
+			t.Errorf("Retry-After %q on a %d", ra, status)
+		}
+	}
+}
+
+func expectOK(e *Env, r Result) {
+	e.T.Helper()
+	if r.Err != nil || r.Status != http.StatusOK {
+		e.T.Fatalf("want 200, got %d %v %s", r.Status, r.Err, r.Body)
+	}
+}
+
+// collect gathers n results, failing after 20s.
+func collect(e *Env, ch <-chan Result, n int) []Result {
+	e.T.Helper()
+	out := make([]Result, 0, n)
+	timeout := time.After(20 * time.Second)
+	for len(out) < n {
+		select {
+		case r := <-ch:
+			out = append(out, r)
+		case <-timeout:
+			e.T.Fatalf("only %d of %d responses within 20s", len(out), n)
+		}
+	}
+	return out
+}
+
+func fanOut(e *Env, n int, method, url string, hdr ...string) <-chan Result {
+	ch := make(chan Result, n)
+	for range n {
+		go func() { ch <- e.Send(method, url, hdr...) }()
+	}
+	return ch
+}
+
+func rejectDuplicates(e *Env) {
+	p := e.Probe()
+	url := e.Serve(userRoute("POST", "/orders/{id}", httplock.Config{Locker: e.Locker()}, p.Block))
+	ch := fanOut(e, 20, "POST", url+"/orders/7", UserHeader, "alice")
+	rejected := collect(e, ch, 19) // the holder answers only once released
+	p.Release()
+	for _, r := range rejected {
+		expect(e, r, http.StatusConflict, "locked")
+	}
+	expectOK(e, collect(e, ch, 1)[0])
+	if calls, _ := p.Stats(); calls != 1 {
+		e.T.Fatalf("handler ran %d times, want 1", calls)
+	}
+}
+
+func waitSerializes(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 15 * time.Second}
+	url := e.Serve(userRoute("POST", "/orders/{id}", cfg, p.Sleep(5*time.Millisecond)))
+	for _, r := range collect(e, fanOut(e, 20, "POST", url+"/orders/7", UserHeader, "alice"), 20) {
+		expectOK(e, r)
+	}
+	if calls, maxIn := p.Stats(); calls != 20 || maxIn != 1 {
+		e.T.Fatalf("calls %d, most at once %d; want 20 and 1", calls, maxIn)
+	}
+}
+
+func sequentialRequests(e *Env) {
+	p := e.Probe()
+	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: e.Locker()}, p.Sleep(0)))
+	for range 10 {
+		expectOK(e, e.Send("POST", url+"/orders", UserHeader, "alice"))
+	}
+}
+
+func usersIndependent(e *Env) {
+	p := e.Probe()
+	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: e.Locker()}, p.BlockUser("alice")))
+	alice := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "bob"))
+	p.Release()
+	expectOK(e, <-alice)
+}
+
+func routesIndependent(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker()}
+	url := e.Serve(
+		userRoute("POST", "/orders", cfg, p.Block),
+		userRoute("POST", "/payments", cfg, p.Sleep(0)),
+	)
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "alice"))
+	expect(e, e.Send("POST", url+"/orders", UserHeader, "alice"), http.StatusConflict, "locked")
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func methodsIndependent(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker()}
+	url := e.Serve(
+		userRoute("POST", "/orders", cfg, p.Block),
+		userRoute("PUT", "/orders", cfg, p.Sleep(0)),
+	)
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	expectOK(e, e.Send("PUT", url+"/orders", UserHeader, "alice"))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func sharedScope(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Scope: "money"}
+	url := e.Serve(
+		userRoute("POST", "/orders", cfg, p.Block),
+		userRoute("POST", "/payments", cfg, p.Sleep(0)),
+	)
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	expect(e, e.Send("POST", url+"/payments", UserHeader, "alice"), http.StatusConflict, "locked")
+	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "bob"))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func paramKey(e *Env) {
+	p := e.Probe()
+	url := e.Serve(Route{
+		Method: "POST", Path: "/orders/{id}/pay",
+		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromParam, Name: "id"},
+		Handler: p.BlockUser("alice"),
+	})
+	held := e.Async("POST", url+"/orders/1/pay", UserHeader, "alice")
+	p.Entered(e.T)
+	expect(e, e.Send("POST", url+"/orders/1/pay", UserHeader, "bob"), http.StatusConflict, "locked")
+	expectOK(e, e.Send("POST", url+"/orders/2/pay", UserHeader, "bob"))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func queryKey(e *Env) {
+	p := e.Probe()
+	url := e.Serve(Route{
+		Method: "POST", Path: "/pay",
+		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromQuery, Name: "order"},
+		Handler: p.BlockUser("alice"),
+	})
+	held := e.Async("POST", url+"/pay?order=1", UserHeader, "alice")
+	p.Entered(e.T)
+	expect(e, e.Send("POST", url+"/pay?order=1", UserHeader, "bob"), http.StatusConflict, "locked")
+	expect(e, e.Send("POST", url+"/pay?order=1&order=2", UserHeader, "bob"), http.StatusBadRequest, "key_invalid")
+	expectOK(e, e.Send("POST", url+"/pay?order=2", UserHeader, "bob"))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func idempotencyKey(e *Env) {
+	p := e.Probe()
+	url := e.Serve(Route{
+		Method: "POST", Path: "/payments",
+		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromIdempotencyKey},
+		Handler: p.BlockUser("alice"),
+	})
+	const ik = httplock.HeaderIdempotencyKey
+	held := e.Async("POST", url+"/payments", UserHeader, "alice", ik, `"k-1"`)
+	p.Entered(e.T)
+	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-1"`), http.StatusConflict, "locked")
+	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `k-1`), http.StatusBadRequest, "key_invalid")
+	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-1"`, ik, `"k-2"`), http.StatusBadRequest, "key_invalid")
+	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-2"`))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func keyTooLong(e *Env) {
+	p := e.Probe()
+	url := e.Serve(Route{
+		Method: "POST", Path: "/orders",
+		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromHeader, Name: "X-Key"},
+		Handler: p.Sleep(0),
+	})
+	expect(e, e.Send("POST", url+"/orders", "X-Key", strings.Repeat("k", httplock.MaxKeyLen+1)), http.StatusBadRequest, "key_too_long")
+	expectOK(e, e.Send("POST", url+"/orders", "X-Key", strings.Repeat("k", httplock.MaxKeyLen)))
+	if calls, _ := p.Stats(); calls != 1 {
+		e.T.Fatalf("handler ran %d times, want 1", calls)
+	}
+}
+
+func noKeyRunsUnlocked(e *Env) {
+	p := e.Probe()
+	url := e.Serve(Route{
+		Method: "POST", Path: "/orders",
+		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromHeader, Name: "X-Key"},
+		Handler: p.BlockUser("alice"),
+	})
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "bob"))
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func keyRequired(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), KeyRequired: true}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Sleep(0)))
+	expect(e, e.Send("POST", url+"/orders"), http.StatusBadRequest, "key_missing")
+	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "alice"))
+	if calls, _ := p.Stats(); calls != 1 {
+		e.T.Fatalf("handler ran %d times, want 1", calls)
+	}
+}
+
+func waitGivesUp(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 300 * time.Millisecond}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	r := e.Send("POST", url+"/orders", UserHeader, "alice")
+	expect(e, r, http.StatusConflict, "locked")
+	if r.Elapsed < 300*time.Millisecond {
+		e.T.Errorf("gave up after %v, before MaxWait", r.Elapsed)
+	}
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func tooManyWaiters(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 20 * time.Second, MaxWaiters: 2}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	ch := fanOut(e, 10, "POST", url+"/orders", UserHeader, "alice")
+	for _, r := range collect(e, ch, 8) { // two wait; they answer once released
+		expect(e, r, http.StatusTooManyRequests, "too_many_waiters")
+	}
+	p.Release()
+	expectOK(e, <-held)
+	for _, r := range collect(e, ch, 2) {
+		expectOK(e, r)
+	}
+	if calls, maxIn := p.Stats(); calls != 3 || maxIn != 1 {
+		e.T.Fatalf("calls %d, most at once %d; want 3 and 1", calls, maxIn)
+	}
+}
+
+func retryAfterCapped(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(core.WithTTL(1500 * time.Millisecond)), RetryAfter: 30 * time.Second}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	r := e.Send("POST", url+"/orders", UserHeader, "alice")
+	if ra := r.Header.Get(httplock.HeaderRetryAfter); r.Status != http.StatusConflict || (ra != "1" && ra != "2") {
+		e.T.Fatalf("got %d with Retry-After %q; want 409 with at most the 1.5s lease, rounded up", r.Status, ra)
+	}
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func lockOnContext(e *Env) {
+	want := httplock.LockKey("ctx", "alice")
+	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: e.Locker(), Scope: "ctx"},
+		func(w http.ResponseWriter, r *http.Request) {
+			if lk, ok := core.FromContext(r.Context()); !ok || lk.Key() != want {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}))
+	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "alice"))
+}
+
+func lockLost(e *Env) {
+	p := e.Probe()
+	l := e.Locker(core.WithTTL(300 * time.Millisecond))
+	causes := make(chan error, 1)
+	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: l, Scope: "lost"},
+		func(w http.ResponseWriter, r *http.Request) {
+			defer p.enter(r)()
+			select {
+			case <-r.Context().Done():
+				causes <- context.Cause(r.Context())
+			case <-time.After(10 * time.Second):
+				causes <- errors.New("context not cancelled within 10s")
+			}
+		}))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	skey, _ := l.StoreKey(httplock.LockKey("lost", "alice"))
+	e.Backend.Vanish(skey)
+	if err := <-causes; !errors.Is(err, core.ErrLockLost) {
+		e.T.Fatalf("handler's context cause %v, want core.ErrLockLost", err)
+	}
+	expectOK(e, <-held)
+}
+
+func panicReleases(e *Env) {
+	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: e.Locker()},
+		func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Panic") != "" {
+				panic("boom")
+			}
+		}))
+	if r := e.Send("POST", url+"/orders", UserHeader, "alice", "X-Panic", "1"); r.Status != http.StatusInternalServerError {
+		e.T.Fatalf("panicking handler: got %d %v, want the recovery's 500", r.Status, r.Err)
+	}
+	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "alice"))
+}
+
+func clientGone(e *Env) {
+	p := e.Probe()
+	l := e.Locker()
+	cfg := httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 30 * time.Second, Scope: "gone"}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	waiter := make(chan Result, 1)
+	go func() { waiter <- e.Do(ctx, "POST", url+"/orders", UserHeader, "alice") }()
+	time.Sleep(300 * time.Millisecond) // let it reach the wait
+	cancel()
+	if r := <-waiter; r.Err == nil {
+		e.T.Fatalf("cancelled request answered %d", r.Status)
+	}
+	time.Sleep(300 * time.Millisecond) // let the server see the disconnect
+	p.Release()
+	expectOK(e, <-held)
+	time.Sleep(100 * time.Millisecond)
+	if n := p.Calls("alice"); n != 1 {
+		e.T.Fatalf("handler ran %d times; the disconnected waiter must not run", n)
+	}
+	Eventually(e.T, "the lock is free", func() bool {
+		lk, err := l.TryObtain(context.Background(), httplock.LockKey("gone", "alice"))
+		if err != nil {
+			return false
+		}
+		_ = lk.Release(context.Background())
+		return true
+	})
+}
+
+// storeRoutes is a Reject and a Wait route with a short store timeout.
+func storeRoutes(e *Env, p *Probe, mod func(*httplock.Config)) string {
+	r := httplock.Config{Locker: e.Locker(), StoreTimeout: 250 * time.Millisecond}
+	mod(&r)
+	w := r
+	w.Mode, w.MaxWait = httplock.Wait, 30*time.Second
+	return e.Serve(userRoute("POST", "/reject", r, p.Sleep(0)), userRoute("POST", "/wait", w, p.Sleep(0)))
+}
+
+func storeDown(e *Env) {
+	if e.Backend.Down == nil {
+		e.T.Skip("this store cannot go down")
+	}
+	p := e.Probe()
+	url := storeRoutes(e, p, func(*httplock.Config) {})
+	e.Backend.Down()
+	for _, path := range []string{"/reject", "/wait"} {
+		r := e.Send("POST", url+path, UserHeader, "alice")
+		expect(e, r, http.StatusServiceUnavailable, "lock_unavailable")
+		if r.Elapsed > 5*time.Second {
+			e.T.Errorf("%s: 503 after %v", path, r.Elapsed)
+		}
+	}
+	if calls, _ := p.Stats(); calls != 0 {
+		e.T.Fatalf("handler ran %d times with the store down", calls)
+	}
+}
+
+func storeHangs(e *Env) {
+	if e.Backend.Hang == nil {
+		e.T.Skip("this store cannot hang")
+	}
+	p := e.Probe()
+	url := storeRoutes(e, p, func(*httplock.Config) {})
+	e.Backend.Hang()
+	for _, path := range []string{"/reject", "/wait"} {
+		r := e.Send("POST", url+path, UserHeader, "alice")
+		expect(e, r, http.StatusServiceUnavailable, "lock_unavailable")
+		if r.Elapsed > 5*time.Second {
+			e.T.Errorf("%s: 503 after %v; StoreTimeout is 250ms", path, r.Elapsed)
+		}
+	}
+}
+
+func storeHangsWhileWaiting(e *Env) {
+	if e.Backend.Hang == nil {
+		e.T.Skip("this store cannot hang")
+	}
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, StoreTimeout: 300 * time.Millisecond}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	held := e.Async("POST", url+"/orders", UserHeader, "alice")
+	p.Entered(e.T)
+	waiter := e.Async("POST", url+"/orders", UserHeader, "alice")
+	time.Sleep(200 * time.Millisecond) // let it start waiting
+	e.Backend.Hang()
+	r := <-waiter
+	expect(e, r, http.StatusServiceUnavailable, "lock_unavailable")
+	if r.Elapsed > 10*time.Second {
+		e.T.Errorf("503 after %v; MaxWait is 30s, StoreTimeout 300ms", r.Elapsed)
+	}
+	p.Release()
+	expectOK(e, <-held)
+}
+
+func failOpen(e *Env) {
+	if e.Backend.Down == nil {
+		e.T.Skip("this store cannot go down")
+	}
+	p := e.Probe()
+	var logs LogBuffer
+	url := storeRoutes(e, p, func(c *httplock.Config) { c.FailOpen, c.Logger = true, logs.Logger() })
+	e.Backend.Down()
+	for range 5 {
+		expectOK(e, e.Send("POST", url+"/reject", UserHeader, "alice"))
+		expectOK(e, e.Send("POST", url+"/wait", UserHeader, "alice"))
+	}
+	if calls, _ := p.Stats(); calls != 10 {
+		e.T.Fatalf("handler ran %d times, want 10", calls)
+	}
+	// Two routes, two middlewares: one warning each for the whole burst.
+	if n := logs.Count("fail-open"); n != 2 {
+		e.T.Fatalf("%d fail-open warnings, want one per middleware", n)
+	}
+}

@@ -1,0 +1,97 @@
+package httpcases
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Framework is one middleware under test: it serves routes on a loopback
+// server, each route's handler behind that framework's reqlock middleware.
+type Framework struct {
+	Name string
+	// Serve starts a server (closed at cleanup) with routes and returns its
+	// base URL. The server must put the X-User header's value on the context
+	// where its FromContext extractor looks (the test's stand-in for auth
+	// middleware), and recover panics outside the lock middleware with a
+	// 500, as a real app's recovery middleware would.
+	Serve func(t *testing.T, routes []Route) string
+}
+
+// Route is one route of a test server.
+type Route struct {
+	Method string
+	// Path uses net/http's wildcard syntax: /orders/{id}.
+	Path string
+	// Lock configures the middleware; its Key is ignored in favour of Key.
+	Lock httplock.Config
+	// Key says where the middleware takes its key from.
+	Key KeySource
+	// Handler is the app's handler. The request it gets carries the
+	// middleware's context.
+	Handler http.HandlerFunc
+}
+
+// KeyKind is where a key comes from.
+type KeyKind int
+
+// Key sources every adapter offers.
+const (
+	// FromUser is the authenticated user on the context (FromContext).
+	FromUser KeyKind = iota
+	// FromHeader is a request header (FromHeader).
+	FromHeader
+	// FromParam is a route parameter (FromPathValue, FromParam).
+	FromParam
+	// FromQuery is a query parameter (FromQuery).
+	FromQuery
+	// FromIdempotencyKey is the Idempotency-Key header (IdempotencyKey).
+	FromIdempotencyKey
+)
+
+// KeySource is a key extractor, independent of framework.
+type KeySource struct {
+	Kind KeyKind
+	Name string // header, parameter or query name; unused for FromUser
+}
+
+// The test stand-in for authentication: the user named in UserHeader ends up
+// on the context, under UserCtxKey for net/http and under UserKey for Gin
+// and Echo (c.Set).
+const (
+	UserHeader = "X-User"
+	UserKey    = "user"
+)
+
+// UserCtxKey is the net/http context key of the user.
+type UserCtxKey struct{}
+
+// WithUser is the net/http stand-in for auth middleware.
+func WithUser(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := r.Header.Get(UserHeader); u != "" {
+			r = r.WithContext(context.WithValue(r.Context(), UserCtxKey{}, u))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Recover is the net/http stand-in for recovery middleware.
+func Recover(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+var wildcard = regexp.MustCompile(`\{([^}]+)\}`)
+
+// ColonPath turns /orders/{id} into /orders/:id for Gin and Echo.
+func ColonPath(p string) string { return wildcard.ReplaceAllString(p, ":$1") }
