@@ -130,7 +130,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		ttl:        l.ttl,
 		validUntil: start.Add(g.Validity),
 	}
-	l.dog.add(lk)
+	l.dog.add(lk, start)
 	return lk, nil
 }
 

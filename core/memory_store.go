@@ -45,7 +45,7 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	// One counter for every key is strictly increasing per key too, and
 	// leaves nothing behind for keys used once. Wall-clock microseconds as a
 	// floor keep fences growing across a restart of the process.
-	s.lastFence = max(s.lastFence+1, uint64(time.Now().UnixMicro()))
+	s.lastFence = max(s.lastFence+1, uint64(now.UnixMicro()))
 	if len(s.locks) >= s.sweepAt {
 		s.sweep(now)
 	}

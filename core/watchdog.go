@@ -35,9 +35,10 @@ func (w *watchdog) init(l *Locker) {
 	w.held = make(map[*Lock]struct{})
 }
 
-// add starts watching lk, whose ttl and validUntil are set.
-func (w *watchdog) add(lk *Lock) {
-	lk.nextCheck = w.schedule(lk, time.Now())
+// add starts watching lk, whose ttl and validUntil are set; start is when
+// it was requested.
+func (w *watchdog) add(lk *Lock, start time.Time) {
+	lk.nextCheck = w.schedule(lk, start)
 	w.mu.Lock()
 	w.held[lk] = struct{}{}
 	switch {

@@ -1,0 +1,319 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultNodeTimeout is how long a RedlockStore waits for any one node per
+// operation unless WithNodeTimeout says otherwise: small against the default
+// 10s lease, large against a round trip inside one data centre.
+const DefaultNodeTimeout = 50 * time.Millisecond
+
+// RedlockStore keeps each lock on a majority of N independent Redis masters
+// (the Redlock algorithm), so that it survives the loss of up to N/2 of them
+// where a single master, or a master and its asynchronous replica, would not.
+//
+// Every operation goes to all nodes at once, one script and one round trip
+// per node, and waits for each at most the node timeout (DefaultNodeTimeout,
+// see WithNodeTimeout); a dead or paused node costs that much, not the lease.
+//
+//   - Acquire succeeds when at least N/2+1 nodes took the lock and time is
+//     left: the validity it returns is ttl − elapsed − (ttl/100 + 2ms), on
+//     this process's monotonic clock, the margin covering clock drift
+//     between the nodes and us. The watchdog renews within it and declares
+//     the lock lost when it runs out. A failed attempt deletes whatever it
+//     took on every node that may hold it.
+//   - When other holders keep the quorum out of reach the error is a
+//     *NotObtainedError whose Remaining is how long until enough of their
+//     copies expire for a quorum to be free (if they are not renewed).
+//   - Extend needs a quorum too. It answers ErrNotHeld when so many nodes say
+//     the lock is not ours that a quorum is out of reach; anything short of
+//     that is a transient failure, which the watchdog retries until the
+//     validity runs out.
+//   - Release goes to every node; it is nil when a quorum deleted our lock.
+//
+// Fence is the largest of the fences that the granting nodes handed out.
+// Each node's fence is max(its last fence + 1, its clock in µs), so between
+// holders that share a node that kept its counter, the fence grows; and
+// since any two quorums share a node, it grows across holders as long as no
+// node loses data and the nodes' clocks agree to within the time between one
+// holder's acquire and the next's. A node that restarts empty, or a clock
+// that is ahead on one node, can make the next holder's fence smaller than
+// the last one: with Redlock the fence is a hint that orders holders almost
+// always, NOT a safe fencing token across node failures. Where a resource
+// must reject stale writers for certain, use one RedisStore (whose fence only
+// depends on that server's clock and counter) or a store of record that
+// issues its own fences.
+//
+// Safety needs the "delayed restart" rule: a node that crashed must not
+// rejoin before the longest lease has run out (restart it empty after
+// max TTL, or run it with AOF fsync always). Otherwise it comes back without
+// the locks it had granted, and a second client can build a quorum from it
+// and the nodes the first holder did not reach: two holders at once.
+//
+// Create every client with ContextTimeoutEnabled: true, so that the node
+// timeout reaches the socket.
+type RedlockStore struct {
+	nodes       []*RedisStore
+	names       []string // for errors: "127.0.0.1:6379", or "node 3"
+	quorum      int
+	nodeTimeout time.Duration
+}
+
+// NewRedlockStore returns a store over independent masters: not replicas of
+// one another, not nodes of one Cluster. Use an odd number, usually 3 or 5.
+// It panics without clients, on a nil client, or on the same client twice
+// (which would count one node twice toward the quorum).
+func NewRedlockStore(clients ...redis.UniversalClient) *RedlockStore {
+	if len(clients) == 0 {
+		panic("reqlock: NewRedlockStore: no clients")
+	}
+	s := &RedlockStore{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout}
+	for i, c := range clients {
+		if slices.Contains(clients[:i], c) {
+			panic(fmt.Sprintf("reqlock: NewRedlockStore: client %d is passed twice", i))
+		}
+		s.nodes = append(s.nodes, NewRedisStore(c))
+		name := fmt.Sprintf("node %d", i)
+		if o, ok := c.(interface{ Options() *redis.Options }); ok {
+			name = o.Options().Addr
+		}
+		s.names = append(s.names, name)
+	}
+	return s
+}
+
+// WithNodeTimeout returns a copy of s that waits at most d for any one node
+// per operation (default DefaultNodeTimeout). Keep it small against the
+// lease: a lock is valid for the lease minus the time the slowest useful
+// answer took. An acquire or extend never waits past the lease's validity
+// budget, whatever d is. It panics if d is not positive.
+func (s *RedlockStore) WithNodeTimeout(d time.Duration) *RedlockStore {
+	if d <= 0 {
+		panic("reqlock: WithNodeTimeout: timeout must be positive")
+	}
+	c := *s
+	c.nodeTimeout = d
+	return &c
+}
+
+// Quorum is how many nodes must agree: N/2+1.
+func (s *RedlockStore) Quorum() int { return s.quorum }
+
+// drift is the safety margin taken off every validity: the nodes' clocks may
+// run a little faster than ours, and the answer took a moment to reach us.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// budget is how long an acquire or extend of a lease may take and still be
+// worth something, and the node timeout within it.
+func (s *RedlockStore) budget(ttl time.Duration) (budget, timeout time.Duration) {
+	budget = ttl - drift(ttl)
+	return budget, max(min(s.nodeTimeout, budget), time.Millisecond)
+}
+
+// nodeAcquire is one node's answer to an acquire.
+type nodeAcquire struct {
+	fence     uint64
+	remaining time.Duration // > 0 when someone else holds it there
+	taken     bool
+	err       error
+}
+
+// Acquire implements Store: the acquire script on every node at once, one
+// round trip each.
+func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	start := time.Now()
+	budget, timeout := s.budget(l.TTL)
+	answers := fanOut(ctx, s.nodes, timeout,
+		func(ctx context.Context, n *RedisStore) nodeAcquire {
+			g, err := n.Acquire(ctx, l)
+			var no *NotObtainedError
+			if errors.As(err, &no) {
+				return nodeAcquire{taken: true, remaining: no.Remaining}
+			}
+			return nodeAcquire{fence: g.Fence, err: err}
+		},
+		func(err error) nodeAcquire { return nodeAcquire{err: err} })
+	validity := budget - time.Since(start)
+
+	var ok int
+	var fence uint64
+	var taken []time.Duration
+	var errs []error
+	for i, a := range answers {
+		switch {
+		case a.err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], a.err))
+		case a.taken:
+			taken = append(taken, a.remaining)
+		default:
+			ok++
+			fence = max(fence, a.fence)
+		}
+	}
+	if ok >= s.quorum && validity > 0 {
+		return Grant{Fence: fence, Validity: validity}, nil
+	}
+
+	// Not enough, or too late: take back our token wherever it may be, the
+	// nodes that said yes and those that did not answer.
+	undo := make([]*RedisStore, 0, len(s.nodes))
+	for i, a := range answers {
+		if !a.taken {
+			undo = append(undo, s.nodes[i])
+		}
+	}
+	if len(undo) > 0 {
+		rctx := context.WithoutCancel(ctx) // also when the caller gave up: that may be why we failed
+		fanOut(rctx, undo, s.nodeTimeout,
+			func(ctx context.Context, n *RedisStore) error { return n.Release(ctx, l.Key, l.Token) },
+			func(err error) error { return err })
+	}
+
+	switch {
+	case ok >= s.quorum:
+		return Grant{}, fmt.Errorf("reqlock: redlock acquire: quorum reached after %v, past the lease's validity", time.Since(start).Round(time.Millisecond))
+	case len(taken) > 0:
+		// Someone else holds it on some nodes. Even if other nodes failed,
+		// say "taken": a store failure may let callers fail open, which is
+		// wrong while another holder may have a quorum.
+		return Grant{}, &NotObtainedError{Remaining: freeIn(taken, s.quorum-ok)}
+	default:
+		return Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes), errs: errs}
+	}
+}
+
+// freeIn is how long until need more nodes are free, given the remaining
+// leases of the copies others hold: the need-th shortest. When even all of
+// them would not be enough (nodes are down), the longest; 0 if unknown.
+func freeIn(remaining []time.Duration, need int) time.Duration {
+	remaining = slices.DeleteFunc(remaining, func(d time.Duration) bool { return d <= 0 })
+	if len(remaining) == 0 {
+		return 0
+	}
+	slices.Sort(remaining)
+	return remaining[min(max(need, 1), len(remaining))-1]
+}
+
+// Extend implements Store: every node renews all the leases in one pipeline,
+// one round trip per node; a lease is renewed when a quorum renewed it.
+func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
+	start := time.Now()
+	shortest := leases[0].TTL
+	for _, l := range leases[1:] {
+		shortest = min(shortest, l.TTL)
+	}
+	_, timeout := s.budget(shortest)
+	answers := fanOut(ctx, s.nodes, timeout,
+		func(ctx context.Context, n *RedisStore) []Renewal { return n.Extend(ctx, leases) },
+		func(err error) []Renewal {
+			out := make([]Renewal, len(leases))
+			for i := range out {
+				out[i].Err = err
+			}
+			return out
+		})
+	elapsed := time.Since(start)
+
+	out := make([]Renewal, len(leases))
+	for i, l := range leases {
+		var ok, notHeld int
+		var errs []error
+		for n, a := range answers {
+			switch err := a[i].Err; {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrNotHeld):
+				notHeld++
+			default:
+				errs = append(errs, fmt.Errorf("%s: %w", s.names[n], err))
+			}
+		}
+		validity := l.TTL - drift(l.TTL) - elapsed
+		switch {
+		case ok >= s.quorum && validity > 0:
+			out[i].Validity = validity
+		case ok >= s.quorum:
+			out[i].Err = fmt.Errorf("reqlock: redlock extend: quorum reached after %v, past the lease's validity", elapsed.Round(time.Millisecond))
+		case notHeld > len(s.nodes)-s.quorum:
+			out[i].Err = ErrNotHeld
+		default:
+			out[i].Err = &quorumError{op: "extend", ok: ok, need: s.quorum, nodes: len(s.nodes), errs: errs}
+		}
+	}
+	return out
+}
+
+// Release implements Store: compare-and-delete on every node, one round
+// trip each. Nil when a quorum deleted our lock; ErrNotHeld when so many
+// nodes say it is not ours that we no longer held a quorum.
+func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
+	answers := fanOut(ctx, s.nodes, s.nodeTimeout,
+		func(ctx context.Context, n *RedisStore) error { return n.Release(ctx, key, token) },
+		func(err error) error { return err })
+	var deleted, notHeld int
+	var errs []error
+	for i, err := range answers {
+		switch {
+		case err == nil:
+			deleted++
+		case errors.Is(err, ErrNotHeld):
+			notHeld++
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], err))
+		}
+	}
+	switch {
+	case deleted >= s.quorum:
+		return nil
+	case notHeld > len(s.nodes)-s.quorum:
+		return ErrNotHeld
+	default: // what is left expires with its lease
+		return &quorumError{op: "release", ok: deleted, need: s.quorum, nodes: len(s.nodes), errs: errs}
+	}
+}
+
+// nodeTTL is one node's answer to a TTL query.
+type nodeTTL struct {
+	left time.Duration
+	err  error
+}
+
+// TTL implements Store: how long a quorum of nodes still holds our lock
+// (the quorum-th longest remaining lease), one round trip per node.
+func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+	answers := fanOut(ctx, s.nodes, s.nodeTimeout,
+		func(ctx context.Context, n *RedisStore) nodeTTL {
+			d, err := n.TTL(ctx, key, token)
+			return nodeTTL{d, err}
+		},
+		func(err error) nodeTTL { return nodeTTL{err: err} })
+	var left []time.Duration
+	var notHeld int
+	var errs []error
+	for i, a := range answers {
+		switch {
+		case a.err == nil:
+			left = append(left, a.left)
+		case errors.Is(a.err, ErrNotHeld):
+			notHeld++
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], a.err))
+		}
+	}
+	switch {
+	case len(left) >= s.quorum:
+		slices.Sort(left)
+		return left[len(left)-s.quorum], nil
+	case notHeld > len(s.nodes)-s.quorum:
+		return 0, ErrNotHeld
+	default:
+		return 0, &quorumError{op: "ttl", ok: len(left), need: s.quorum, nodes: len(s.nodes), errs: errs}
+	}
+}
