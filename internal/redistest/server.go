@@ -31,6 +31,7 @@ type Server struct {
 	Addr string // 127.0.0.1:port, stable across Restart
 	Port int
 
+	conf string // a config file to load first ("" for none), as sentinels need
 	args []string
 	dir  string
 
@@ -43,10 +44,17 @@ type Server struct {
 // arguments are passed to redis-server as configuration ("--maxmemory", "1mb").
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	return start(t, "", extra...)
+}
+
+// start is Start with an optional config file, which redis-server wants as
+// its first argument.
+func start(t testing.TB, conf string, extra ...string) *Server {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal(InstallHint)
 	}
-	s := &Server{t: t, dir: t.TempDir(), args: extra}
+	s := &Server{t: t, dir: t.TempDir(), conf: conf, args: extra}
 	t.Cleanup(s.Kill)
 	// A free port can be taken by someone else between our probe and Redis's
 	// bind; try a few.
@@ -97,7 +105,11 @@ func ClientOptions(addr string) *redis.Options {
 }
 
 func (s *Server) launch() error {
-	args := append([]string{
+	var args []string
+	if s.conf != "" {
+		args = append(args, s.conf)
+	}
+	args = append(append(args,
 		"--port", strconv.Itoa(s.Port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -105,7 +117,7 @@ func (s *Server) launch() error {
 		"--dir", s.dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
-	}, s.args...)
+	), s.args...)
 	cmd := exec.Command("redis-server", args...)
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.StdoutPipe()
