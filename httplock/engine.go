@@ -12,8 +12,8 @@ import (
 // decides; the adapter extracts the key, runs its chain and writes (or
 // returns) the response. Its methods are safe for concurrent use.
 type Engine struct {
-	cfg     Config
-	waiting waiters
+	cfg                  Config
+	waiting              waiters
 	storeLog, releaseLog burstLog
 }
 

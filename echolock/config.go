@@ -1,0 +1,86 @@
+package echolock
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Mode says what a duplicate request does: Reject or Wait.
+type Mode = httplock.Mode
+
+// The modes, as in httplock.
+const (
+	// Reject answers a duplicate in flight at once with 409 and Retry-After.
+	Reject = httplock.Reject
+	// Wait queues a duplicate for up to MaxWait, then runs it.
+	Wait = httplock.Wait
+)
+
+// Config is the middleware's configuration, in Echo's style: zero fields
+// take the defaults (DefaultConfig, then httplock's). Locker and Key are
+// required. The locking fields mean what they mean in httplock.Config.
+type Config struct {
+	// Skipper skips the middleware for some requests: they run unlocked.
+	Skipper middleware.Skipper
+	// BeforeFunc runs before the key is extracted.
+	BeforeFunc middleware.BeforeFunc
+	// ErrorHandler turns a rejection (a *httplock.Rejection) into the error
+	// the middleware returns (default DefaultErrorHandler: an
+	// *echo.HTTPError for the app's error handler to render).
+	ErrorHandler func(c echo.Context, err error) error
+
+	// Locker takes the locks. Share one per store across middlewares.
+	Locker *core.Locker
+	// Key extracts the raw key; "" means no key (see KeyRequired).
+	Key KeyFunc
+	// Mode is Reject (the default) or Wait.
+	Mode Mode
+	// MaxWait bounds the wait in Wait mode (default 5s).
+	MaxWait time.Duration
+	// MaxWaiters caps the requests waiting for one key on this instance
+	// (default 64; negative: no cap); one more gets 429.
+	MaxWaiters int
+	// RetryAfter is the Retry-After hint (default 1s), never more than the
+	// holder's remaining lease.
+	RetryAfter time.Duration
+	// Scope names the lock space; empty means method + c.Path(). Routes
+	// with the same Scope share one lock per key.
+	Scope string
+	// KeyRequired answers a request without a key with 400.
+	KeyRequired bool
+	// FailOpen runs the handler unlocked when the store is unavailable,
+	// logging a warning once per burst; otherwise 503.
+	FailOpen bool
+	// StoreTimeout bounds each store call (default 1s).
+	StoreTimeout time.Duration
+	// Logger receives fail-open and release warnings (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// DefaultConfig holds the defaults New starts from.
+var DefaultConfig = Config{
+	Skipper:      middleware.DefaultSkipper,
+	ErrorHandler: DefaultErrorHandler,
+	Mode:         Reject,
+}
+
+func (c Config) engineConfig() httplock.Config {
+	return httplock.Config{
+		Locker:       c.Locker,
+		Mode:         c.Mode,
+		MaxWait:      c.MaxWait,
+		MaxWaiters:   c.MaxWaiters,
+		RetryAfter:   c.RetryAfter,
+		Scope:        c.Scope,
+		KeyRequired:  c.KeyRequired,
+		FailOpen:     c.FailOpen,
+		StoreTimeout: c.StoreTimeout,
+		Logger:       c.Logger,
+	}
+}

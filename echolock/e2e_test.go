@@ -1,0 +1,74 @@
+package echolock_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
+
+// echoFramework serves the routes on an Echo with recovery and a stand-in
+// auth middleware in front, and an app error handler that renders
+// rejections as problem+json via RenderProblem.
+var echoFramework = httpcases.Framework{
+	Name: "echo",
+	Serve: func(t *testing.T, routes []httpcases.Route) string {
+		srv := httptest.NewServer(newEcho(routes))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	},
+}
+
+func newEcho(routes []httpcases.Route) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if echolock.RenderProblem(c, err) {
+			return
+		}
+		e.DefaultHTTPErrorHandler(err, c)
+	}
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true, DisableErrorHandler: false}), auth)
+	for _, rt := range routes {
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echolock.WithConfig(config(rt)))
+	}
+	return e
+}
+
+func auth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u := c.Request().Header.Get(httpcases.UserHeader); u != "" {
+			c.Set(httpcases.UserKey, u)
+		}
+		return next(c)
+	}
+}
+
+func config(rt httpcases.Route) echolock.Config {
+	l := rt.Lock
+	return echolock.Config{
+		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
+		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
+		StoreTimeout: l.StoreTimeout, Logger: l.Logger,
+	}
+}
+
+func keyFunc(k httpcases.KeySource) echolock.KeyFunc {
+	switch k.Kind {
+	case httpcases.FromHeader:
+		return echolock.FromHeader(k.Name)
+	case httpcases.FromParam:
+		return echolock.FromParam(k.Name)
+	case httpcases.FromQuery:
+		return echolock.FromQuery(k.Name)
+	case httpcases.FromIdempotencyKey:
+		return echolock.IdempotencyKey()
+	}
+	return echolock.FromContext(httpcases.UserKey)
+}
+
+func TestEndToEnd(t *testing.T) { httpcases.Run(t, echoFramework) }

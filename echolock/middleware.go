@@ -1,0 +1,82 @@
+package echolock
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// New returns middleware that runs at most one request per key at a time,
+// with DefaultConfig otherwise. It panics if l or key is nil.
+func New(l *core.Locker, key KeyFunc) echo.MiddlewareFunc {
+	cfg := DefaultConfig
+	cfg.Locker, cfg.Key = l, key
+	return WithConfig(cfg)
+}
+
+// WithConfig returns the middleware for cfg. It panics if cfg is invalid
+// (nil Locker or Key, negative durations), a mistake to catch at start-up.
+//
+// Register it after middleware.Recover and your auth middleware: Recover
+// must be outside it to receive a handler's panic (the lock is released
+// first), and auth must have run for FromContext to find the user.
+func WithConfig(cfg Config) echo.MiddlewareFunc {
+	if cfg.Key == nil {
+		panic(fmt.Errorf("echolock.WithConfig: %w: Key is nil", httplock.ErrInvalidConfig))
+	}
+	if cfg.Skipper == nil {
+		cfg.Skipper = DefaultConfig.Skipper
+	}
+	if cfg.ErrorHandler == nil {
+		cfg.ErrorHandler = DefaultConfig.ErrorHandler
+	}
+	e, err := httplock.NewEngine(cfg.engineConfig())
+	if err != nil {
+		panic(fmt.Errorf("echolock.WithConfig: %w", err))
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if cfg.Skipper(c) {
+				return next(c)
+			}
+			if cfg.BeforeFunc != nil {
+				cfg.BeforeFunc(c)
+			}
+			key, kerr := cfg.Key(c)
+			req := c.Request()
+			var herr error
+			rej := e.Serve(req.Context(), e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
+					c.SetRequest(req.WithContext(ctx))
+					c.Set(lockKey, lk)
+					defer func() { // the lock's context ends with this call
+						c.SetRequest(req)
+						c.Set(lockKey, nil)
+					}()
+				}
+				herr = next(c)
+			})
+			if rej != nil {
+				return cfg.ErrorHandler(c, rej)
+			}
+			return herr
+		}
+	}
+}
+
+// lockKey is where the lock sits in the echo.Context while the handler runs.
+const lockKey = "github.com/reqlock/reqlock/echolock.lock"
+
+// LockFrom returns the lock the middleware holds for the request while the
+// handler runs. c.Request().Context() carries it too (core.FromContext),
+// and is cancelled with cause core.ErrLockLost if the lock is lost.
+func LockFrom(c echo.Context) (*core.Lock, bool) {
+	if lk, ok := c.Get(lockKey).(*core.Lock); ok {
+		return lk, true
+	}
+	return core.FromContext(c.Request().Context())
+}

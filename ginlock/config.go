@@ -1,0 +1,78 @@
+package ginlock
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Mode says what a duplicate request does: Reject or Wait.
+type Mode = httplock.Mode
+
+// The modes, as in httplock.
+const (
+	// Reject answers a duplicate in flight at once with 409 and Retry-After.
+	Reject = httplock.Reject
+	// Wait queues a duplicate for up to MaxWait, then runs it.
+	Wait = httplock.Wait
+)
+
+// Config says how the middleware locks. Locker and Key are required; every
+// other zero field takes httplock's default. The fields mean what they mean
+// in httplock.Config.
+type Config struct {
+	// Locker takes the locks. Share one per store across middlewares.
+	Locker *core.Locker
+	// Key extracts the raw key; "" means no key (see KeyRequired).
+	Key KeyFunc
+	// Mode is Reject (the default) or Wait.
+	Mode Mode
+	// MaxWait bounds the wait in Wait mode (default 5s).
+	MaxWait time.Duration
+	// MaxWaiters caps the requests waiting for one key on this instance
+	// (default 64; negative: no cap); one more gets 429.
+	MaxWaiters int
+	// RetryAfter is the Retry-After hint (default 1s), never more than the
+	// holder's remaining lease.
+	RetryAfter time.Duration
+	// Scope names the lock space; empty means method + c.FullPath(). Routes
+	// with the same Scope share one lock per key.
+	Scope string
+	// KeyRequired answers a request without a key with 400.
+	KeyRequired bool
+	// FailOpen runs the handler unlocked when the store is unavailable,
+	// logging a warning once per burst; otherwise 503.
+	FailOpen bool
+	// StoreTimeout bounds each store call (default 1s).
+	StoreTimeout time.Duration
+	// Logger receives fail-open and release warnings (default slog.Default()).
+	Logger *slog.Logger
+	// Respond writes the response for a request that does not reach the
+	// handler (default: httplock.WriteProblem on c.Writer). The middleware
+	// aborts the chain afterwards either way.
+	Respond func(c *gin.Context, rej *httplock.Rejection)
+}
+
+func (c Config) engineConfig() httplock.Config {
+	return httplock.Config{
+		Locker:       c.Locker,
+		Mode:         c.Mode,
+		MaxWait:      c.MaxWait,
+		MaxWaiters:   c.MaxWaiters,
+		RetryAfter:   c.RetryAfter,
+		Scope:        c.Scope,
+		KeyRequired:  c.KeyRequired,
+		FailOpen:     c.FailOpen,
+		StoreTimeout: c.StoreTimeout,
+		Logger:       c.Logger,
+	}
+}
+
+// WriteProblem is the default Respond: httplock.WriteProblem on c.Writer.
+func WriteProblem(c *gin.Context, rej *httplock.Rejection) {
+	httplock.WriteProblem(c.Writer, c.Request, rej)
+}

@@ -1,0 +1,23 @@
+// Package ginlock is reqlock's middleware for Gin: at most one request per
+// key at a time across every instance that shares a lock store. A duplicate
+// of a request still in flight gets 409 Conflict with Retry-After (Reject
+// mode) or waits its turn (Wait mode).
+//
+//	r := gin.New()
+//	r.Use(gin.Recovery(), auth) // auth does c.Set("user", userID)
+//	r.POST("/orders", ginlock.New(ginlock.Config{
+//		Locker: locker,
+//		Key:    ginlock.FromContext("user"),
+//	}), createOrder)
+//
+// It is a thin skin over httplock's Engine, so statuses, problem bodies,
+// Retry-After, waiting, fail-open and the rest behave exactly as documented
+// there. A rejected request is answered (Config.Respond) and aborted; an
+// accepted one runs c.Next() with c.Request's context carrying the lock
+// (LockFrom, core.FromContext), cancelled with cause core.ErrLockLost if the
+// lock is lost. The default scope is method + c.FullPath().
+//
+// Take "who" from what your auth middleware verified (FromContext), never
+// from a header the client controls; FromHeader and IdempotencyKey are for
+// idempotency keys, which the client picks by design.
+package ginlock

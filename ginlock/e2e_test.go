@@ -1,0 +1,63 @@
+package ginlock_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
+
+// ginFramework serves the routes on a gin.Engine with recovery and a
+// stand-in auth middleware in front, as an app would.
+var ginFramework = httpcases.Framework{
+	Name: "gin",
+	Serve: func(t *testing.T, routes []httpcases.Route) string {
+		r := gin.New()
+		r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+			c.AbortWithStatus(http.StatusInternalServerError)
+		}), auth)
+		for _, rt := range routes {
+			r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(config(rt)), gin.WrapF(rt.Handler))
+		}
+		srv := httptest.NewServer(r)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	},
+}
+
+func auth(c *gin.Context) {
+	if u := c.GetHeader(httpcases.UserHeader); u != "" {
+		c.Set(httpcases.UserKey, u)
+	}
+	c.Next()
+}
+
+func config(rt httpcases.Route) ginlock.Config {
+	l := rt.Lock
+	return ginlock.Config{
+		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
+		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
+		StoreTimeout: l.StoreTimeout, Logger: l.Logger,
+	}
+}
+
+func keyFunc(k httpcases.KeySource) ginlock.KeyFunc {
+	switch k.Kind {
+	case httpcases.FromHeader:
+		return ginlock.FromHeader(k.Name)
+	case httpcases.FromParam:
+		return ginlock.FromParam(k.Name)
+	case httpcases.FromQuery:
+		return ginlock.FromQuery(k.Name)
+	case httpcases.FromIdempotencyKey:
+		return ginlock.IdempotencyKey()
+	}
+	return ginlock.FromContext(httpcases.UserKey)
+}
+
+func TestEndToEnd(t *testing.T) { httpcases.Run(t, ginFramework) }

@@ -1,0 +1,65 @@
+package ginlock
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// New returns Gin middleware that runs at most one request per key at a
+// time. It panics if cfg is invalid (nil Locker or Key, negative durations),
+// a mistake to catch at start-up.
+//
+// Put it after your recovery and auth middleware: recovery must be outside
+// it to receive a handler's panic (the lock is released first), and auth
+// must have run for FromContext to find the user.
+func New(cfg Config) gin.HandlerFunc {
+	if cfg.Key == nil {
+		panic(fmt.Errorf("ginlock.New: %w: Key is nil", httplock.ErrInvalidConfig))
+	}
+	e, err := httplock.NewEngine(cfg.engineConfig())
+	if err != nil {
+		panic(fmt.Errorf("ginlock.New: %w", err))
+	}
+	respond := cfg.Respond
+	if respond == nil {
+		respond = WriteProblem
+	}
+	return func(c *gin.Context) {
+		key, kerr := cfg.Key(c)
+		req := c.Request
+		rej := e.Serve(req.Context(), e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context) {
+			if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
+				c.Request = req.WithContext(ctx)
+				c.Set(lockKey{}, lk)
+				defer func() { // the lock's context ends with this call
+					c.Request = req
+					c.Delete(lockKey{})
+				}()
+			}
+			c.Next()
+		})
+		if rej != nil {
+			respond(c, rej)
+			c.Abort()
+		}
+	}
+}
+
+type lockKey struct{}
+
+// LockFrom returns the lock the middleware holds for the request, while the
+// rest of the chain runs. c.Request.Context() carries it too
+// (core.FromContext), and is cancelled with cause core.ErrLockLost if the lock
+// is lost.
+func LockFrom(c *gin.Context) (*core.Lock, bool) {
+	if v, ok := c.Get(lockKey{}); ok {
+		lk, ok := v.(*core.Lock)
+		return lk, ok
+	}
+	return core.FromContext(c.Request.Context())
+}
