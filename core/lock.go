@@ -44,8 +44,13 @@ func (lk *Lock) Token() string { return lk.token }
 func (lk *Lock) Fence() uint64 { return lk.fence }
 
 // TTL asks the store how long the lease has left. ErrNotHeld means the lock
-// is no longer ours.
+// is no longer ours; that includes a lock already known lost, whose copies
+// a RedlockStore may still keep for the few milliseconds of its safety
+// margin.
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	if lk.isLost() {
+		return 0, ErrNotHeld
+	}
 	d, err := lk.locker.store.TTL(ctx, lk.skey, lk.token)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
 		return 0, unavailable("ttl", ctxErr(ctx), err)

@@ -11,9 +11,10 @@ import (
 )
 
 // DefaultNodeTimeout is how long a RedlockStore waits for any one node per
-// operation unless WithNodeTimeout says otherwise: small against the default
-// 10s lease, large against a round trip inside one data centre.
-const DefaultNodeTimeout = 50 * time.Millisecond
+// operation unless WithNodeTimeout says otherwise: 1% of the default 10s
+// lease, and long enough to ride out a CPU-throttled container or a GC pause
+// on our side, which would otherwise fail every node at once.
+const DefaultNodeTimeout = 100 * time.Millisecond
 
 // RedlockStore keeps each lock on a majority of N independent Redis masters
 // (the Redlock algorithm), so that it survives the loss of up to N/2 of them
@@ -125,20 +126,28 @@ type nodeAcquire struct {
 	err       error
 }
 
+// acquireOn runs the acquire script on one node with "clock", so that the
+// fences of different nodes are comparable (see acquire.lua).
+func acquireOn(ctx context.Context, n *RedisStore, l Lease) nodeAcquire {
+	ttl, fttl := n.leaseArgs(l.TTL)
+	v, err := run(ctx, n.c, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, "clock")).Int64()
+	switch {
+	case err != nil:
+		return nodeAcquire{err: err}
+	case v <= 0:
+		return nodeAcquire{taken: true, remaining: time.Duration(-v) * time.Millisecond}
+	default:
+		return nodeAcquire{fence: uint64(v)}
+	}
+}
+
 // Acquire implements Store: the acquire script on every node at once, one
 // round trip each.
 func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	start := time.Now()
 	budget, timeout := s.budget(l.TTL)
 	answers := fanOut(ctx, s.nodes, timeout,
-		func(ctx context.Context, n *RedisStore) nodeAcquire {
-			g, err := n.Acquire(ctx, l)
-			var no *NotObtainedError
-			if errors.As(err, &no) {
-				return nodeAcquire{taken: true, remaining: no.Remaining}
-			}
-			return nodeAcquire{fence: g.Fence, err: err}
-		},
+		func(ctx context.Context, n *RedisStore) nodeAcquire { return acquireOn(ctx, n, l) },
 		func(err error) nodeAcquire { return nodeAcquire{err: err} })
 	validity := budget - time.Since(start)
 
