@@ -1,0 +1,80 @@
+package httplock_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/reqlock/reqlock/httplock"
+)
+
+type ctxKey struct{}
+
+type userID [2]byte
+
+func (u userID) String() string { return "u-" + string(u[:]) }
+
+type account struct{ ID string }
+
+func TestExtractors(t *testing.T) {
+	r := httptest.NewRequest("POST", "/orders/42?order=7&dup=1&dup=2", nil)
+	r.Header.Set("X-Key", "hk")
+	r.Header.Add("X-Twice", "a")
+	r.Header.Add("X-Twice", "b")
+	r.SetPathValue("id", "42")
+	for _, c := range []struct {
+		name    string
+		f       httplock.KeyFunc
+		want    string
+		wantErr error
+	}{
+		{"header", httplock.FromHeader("x-key"), "hk", nil},
+		{"header absent", httplock.FromHeader("X-None"), "", nil},
+		{"header twice", httplock.FromHeader("X-Twice"), "", httplock.ErrMultipleValues},
+		{"query", httplock.FromQuery("order"), "7", nil},
+		{"query absent", httplock.FromQuery("none"), "", nil},
+		{"query twice", httplock.FromQuery("dup"), "", httplock.ErrMultipleValues},
+		{"path", httplock.FromPathValue("id"), "42", nil},
+		{"context absent", httplock.FromContext(ctxKey{}), "", nil},
+		{"first of", httplock.FirstOf(httplock.FromHeader("X-None"), httplock.FromQuery("order"), httplock.FromHeader("X-Key")), "7", nil},
+		{"first of error", httplock.FirstOf(httplock.FromHeader("X-Twice"), httplock.FromQuery("order")), "", httplock.ErrMultipleValues},
+		{"first of none", httplock.FirstOf(httplock.FromHeader("X-None")), "", nil},
+		{"join", httplock.Join(httplock.FromPathValue("id"), httplock.FromQuery("order")), "2:421:7", nil},
+		{"join missing part", httplock.Join(httplock.FromPathValue("id"), httplock.FromHeader("X-None")), "", nil},
+	} {
+		got, err := c.f(r)
+		if got != c.want || !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
+			t.Errorf("%s: %q, %v; want %q, %v", c.name, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+func TestKeyOf(t *testing.T) {
+	var nilUser *account
+	for _, c := range []struct {
+		v    any
+		want string
+		ok   bool
+	}{
+		{nil, "", true}, {"alice", "alice", true}, {[]byte("b"), "b", true},
+		{42, "42", true}, {int64(-7), "-7", true}, {int32(3), "3", true},
+		{uint(5), "5", true}, {uint64(6), "6", true}, {uint32(8), "8", true},
+		{userID{'x', 'y'}, "u-xy", true}, {(*stringer)(nil), "", true},
+		{account{"a"}, "", false}, {nilUser, "", false}, {3.5, "", false},
+	} {
+		got, err := httplock.KeyOf(c.v)
+		if got != c.want || (err == nil) != c.ok || (err != nil && !errors.Is(err, httplock.ErrKeyType)) {
+			t.Errorf("KeyOf(%#v) = %q, %v; want %q ok=%v", c.v, got, err, c.want, c.ok)
+		}
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, "alice"))
+	if k, err := httplock.FromContext(ctxKey{})(r); k != "alice" || err != nil {
+		t.Fatalf("FromContext: %q, %v", k, err)
+	}
+}
+
+type stringer struct{ s string }
+
+func (s *stringer) String() string { return s.s }
