@@ -1,0 +1,93 @@
+package echolock_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+func testContext() echo.Context {
+	return echo.New().NewContext(httptest.NewRequest("POST", "/", nil), httptest.NewRecorder())
+}
+
+func FuzzFromParam(f *testing.F) {
+	for _, s := range []string{"", "42", "a/b", "{id}", "\xff"} {
+		f.Add(s)
+	}
+	fn := echolock.FromParam("id")
+	f.Fuzz(func(t *testing.T, v string) {
+		c := testContext()
+		c.SetParamNames("id")
+		c.SetParamValues(v)
+		if k, err := fn(c); k != v || err != nil {
+			t.Fatalf("FromParam = %q, %v; want %q", k, err, v)
+		}
+	})
+}
+
+func FuzzFromContext(f *testing.F) {
+	for _, s := range []string{"", "alice", "\x00"} {
+		f.Add(s)
+	}
+	fn := echolock.FromContext("user")
+	f.Fuzz(func(t *testing.T, v string) {
+		c := testContext()
+		c.Set("user", v)
+		if k, err := fn(c); k != v || err != nil {
+			t.Fatalf("FromContext = %q, %v; want %q", k, err, v)
+		}
+	})
+}
+
+func FuzzFromHeader(f *testing.F) {
+	for _, s := range []string{"", "alice", "a, b", "\"q\""} {
+		f.Add(s)
+	}
+	fn := echolock.FromHeader("X-Key")
+	f.Fuzz(func(t *testing.T, v string) {
+		c := testContext()
+		c.Request().Header["X-Key"] = []string{v}
+		if k, err := fn(c); k != v || err != nil {
+			t.Fatalf("FromHeader = %q, %v; want %q", k, err, v)
+		}
+	})
+}
+
+func FuzzFromQuery(f *testing.F) {
+	for _, s := range []string{"", "order=1", "order=1&order=2", "order=%zz"} {
+		f.Add(s)
+	}
+	efn, hfn := echolock.FromQuery("order"), httplock.FromQuery("order")
+	f.Fuzz(func(t *testing.T, raw string) {
+		c := testContext()
+		c.Request().URL.RawQuery = raw
+		k1, err1 := efn(c)
+		k2, err2 := hfn(c.Request())
+		if k1 != k2 || (err1 == nil) != (err2 == nil) {
+			t.Fatalf("echolock %q, %v; httplock %q, %v", k1, err1, k2, err2)
+		}
+	})
+}
+
+func FuzzIdempotencyKey(f *testing.F) {
+	for _, s := range []string{`"k"`, `k`, `""`, `"k";a=1`} {
+		f.Add(s)
+	}
+	fn := echolock.IdempotencyKey()
+	f.Fuzz(func(t *testing.T, v string) {
+		c := testContext()
+		c.Request().Header[httplock.HeaderIdempotencyKey] = []string{v}
+		k, err := fn(c)
+		want, werr := httplock.ParseIdempotencyKey(v)
+		if v == "" {
+			want, werr = "", nil
+		}
+		if k != want || (err == nil) != (werr == nil) {
+			t.Fatalf("%q: %q, %v; want %q, %v", v, k, err, want, werr)
+		}
+	})
+}
