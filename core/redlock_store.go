@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"time"
 
@@ -107,6 +108,17 @@ func (s *RedlockStore) WithNodeTimeout(d time.Duration) *RedlockStore {
 // Quorum is how many nodes must agree: N/2+1.
 func (s *RedlockStore) Quorum() int { return s.quorum }
 
+// nodeErr labels a node's error with the node. A socket timeout counts as
+// context.DeadlineExceeded: go-redis puts the node deadline on the socket,
+// and its own i/o timeout may fire before the context's timer does.
+func (s *RedlockStore) nodeErr(i int, err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w (%w)", s.names[i], context.DeadlineExceeded, err)
+	}
+	return fmt.Errorf("%s: %w", s.names[i], err)
+}
+
 // drift is the safety margin taken off every validity: the nodes' clocks may
 // run a little faster than ours, and the answer took a moment to reach us.
 func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
@@ -158,7 +170,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	for i, a := range answers {
 		switch {
 		case a.err != nil:
-			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], a.err))
+			errs = append(errs, s.nodeErr(i, a.err))
 		case a.taken:
 			taken = append(taken, a.remaining)
 		default:
@@ -241,7 +253,7 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 			case errors.Is(err, ErrNotHeld):
 				notHeld++
 			default:
-				errs = append(errs, fmt.Errorf("%s: %w", s.names[n], err))
+				errs = append(errs, s.nodeErr(n, err))
 			}
 		}
 		validity := l.TTL - drift(l.TTL) - elapsed
@@ -275,7 +287,7 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 		case errors.Is(err, ErrNotHeld):
 			notHeld++
 		default:
-			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], err))
+			errs = append(errs, s.nodeErr(i, err))
 		}
 	}
 	switch {
@@ -313,7 +325,7 @@ func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duratio
 		case errors.Is(a.err, ErrNotHeld):
 			notHeld++
 		default:
-			errs = append(errs, fmt.Errorf("%s: %w", s.names[i], a.err))
+			errs = append(errs, s.nodeErr(i, a.err))
 		}
 	}
 	switch {

@@ -274,3 +274,63 @@ func TestRedlockStoreRejectsBadClients(t *testing.T) {
 		}()
 	}
 }
+
+// The delayed-restart rule. Three masters, C down; the first client locks
+// on A and B. B crashes and loses the lock (no persistence). Restarted at
+// once, B lets a second client build a quorum from B and C while the first
+// still holds the lock: two holders. Kept down for the longest lease, B
+// comes back only once the first lock has expired, and meanwhile nobody
+// gets a quorum.
+func TestRedlockDelayedRestart(t *testing.T) {
+	const ttl = 1500 * time.Millisecond // room for two restarts before it runs out
+	for _, delayed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "immediate", true: "delayed"}[delayed], func(t *testing.T) {
+			servers, clients := startRedlock(t, 3)
+			ctx := ctxT(t, 10*time.Second)
+			servers[2].Kill()
+			first, err := newLocker(core.NewRedlockStore(clients...), core.WithTTL(ttl), core.WithoutWatchdog()).TryObtain(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers[1].Kill()
+
+			// Fresh clients: the second client has no pooled connections
+			// to the dead servers.
+			fresh := func() *core.Locker {
+				var cs []redis.UniversalClient
+				for _, s := range servers {
+					cs = append(cs, s.Client(t))
+				}
+				return newLocker(core.NewRedlockStore(cs...), core.WithTTL(ttl))
+			}
+			if delayed {
+				servers[2].Restart()
+				if _, err := fresh().TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
+					t.Fatalf("with B still down: %v, want ErrNotObtained", err)
+				}
+				<-first.Lost() // wait out the longest lease before B rejoins
+				servers[1].Restart()
+			} else {
+				servers[1].Restart()
+				servers[2].Restart()
+			}
+
+			second, err := fresh().TryObtain(ctx, "k")
+			if err != nil {
+				t.Fatalf("second client: %v", err)
+			}
+			defer second.Release(ctx)
+			select {
+			case <-first.Lost():
+				if !delayed {
+					t.Fatal("the first lock ran out before the second was granted: the hazard did not show")
+				}
+			default:
+				if delayed {
+					t.Fatal("two holders despite the delayed restart")
+				}
+				t.Logf("two holders at once: fences %d and %d", first.Fence(), second.Fence())
+			}
+		})
+	}
+}

@@ -1,0 +1,120 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+func init() {
+	contractStores = append(contractStores, storeCase{"cluster", func(t *testing.T) (core.Store, func(string)) {
+		cc := redistest.StartCluster(t, 3).Client(t)
+		return core.NewRedisStore(cc), func(k string) { cc.Del(context.Background(), k) }
+	}})
+}
+
+// Lock keys land all over the slot space, and on every master, while each
+// lock shares its slot with its fence counter (the scripts touch both).
+func TestClusterKeysSpreadOverSlots(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	ctx := ctxT(t, 20*time.Second)
+	l := newLocker(core.NewRedisStore(cc))
+
+	const n = 200
+	slots := make(map[int64]bool)
+	for i := range n {
+		key := fmt.Sprintf("user:%d", i)
+		lk, err := l.TryObtain(ctx, key)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		defer lk.Release(ctx)
+		skey, _ := l.StoreKey(key)
+		slot, err := cc.ClusterKeySlot(ctx, skey).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fslot, _ := cc.ClusterKeySlot(ctx, skey+":fence").Result(); fslot != slot {
+			t.Fatalf("%s: lock in slot %d, fence in %d", key, slot, fslot)
+		}
+		slots[slot] = true
+	}
+	// 200 keys over 16384 slots: collisions are rare, so nearly all distinct.
+	if len(slots) < n*9/10 {
+		t.Fatalf("%d keys in only %d slots", n, len(slots))
+	}
+	for i, s := range cl.Servers {
+		size, err := s.Client(t).DBSize(ctx).Result()
+		if err != nil || size < n/10 {
+			t.Fatalf("master %d holds %d keys (%v): keys are not spread", i, size, err)
+		}
+	}
+}
+
+// A live lock keeps working while its slot moves to another master: the
+// client follows MOVED for renewals, TTL, a contender's acquire and the
+// release, and the fence counter travels with the lock.
+func TestClusterLockSurvivesReshard(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	ctx := ctxT(t, 20*time.Second)
+	const ttl = 300 * time.Millisecond
+	store := core.NewRedisStore(cc)
+	l := newLocker(store, core.WithTTL(ttl))
+	other := newLocker(store)
+
+	lk, err := l.TryObtain(ctx, "order-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skey, _ := l.StoreKey("order-7")
+	slot, err := cc.ClusterKeySlot(ctx, skey).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := cl.Owner(ctx, int(slot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := cl.Servers[0]
+	if to == from {
+		to = cl.Servers[1]
+	}
+	cl.MoveSlot(t, int(slot), to)
+	if n, err := to.Client(t).Exists(ctx, skey, skey+":fence").Result(); err != nil || n != 2 {
+		t.Fatalf("lock and fence on the new owner: %d of 2 (%v)", n, err)
+	}
+
+	// The client's slot map is stale now: the next command gets MOVED.
+	if err := lk.Refresh(ctx, ttl); err != nil {
+		t.Fatalf("Refresh after the move: %v", err)
+	}
+	if left, err := lk.TTL(ctx); err != nil || left <= 0 {
+		t.Fatalf("TTL after the move: %v, %v", left, err)
+	}
+	if _, err := other.TryObtain(ctx, "order-7"); !errors.Is(err, core.ErrNotObtained) {
+		t.Fatalf("contender after the move: %v, want ErrNotObtained", err)
+	}
+	select { // the watchdog renews on the new owner for several leases
+	case <-lk.Lost():
+		t.Fatal("lock lost after the move")
+	case <-time.After(3 * ttl):
+	}
+	if err := lk.Release(ctx); err != nil {
+		t.Fatalf("Release after the move: %v", err)
+	}
+	next, err := other.TryObtain(ctx, "order-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Release(ctx)
+	if next.Fence() <= lk.Fence() {
+		t.Fatalf("fence went from %d to %d across the move", lk.Fence(), next.Fence())
+	}
+}
