@@ -209,6 +209,7 @@ type LogBuffer struct {
 // Logger returns a logger that writes into b.
 func (b *LogBuffer) Logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
+// Write implements io.Writer for the logger.
 func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
