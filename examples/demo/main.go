@@ -1,0 +1,71 @@
+// Command demo starts a Gin, an Echo and a net/http server on loopback, each
+// with reqlock in front of the same slow handler, fires bursts of concurrent
+// duplicate requests from one user at each, and prints what came back.
+//
+//	go run ./examples/demo                                   # memory store
+//	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/demo
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/examples/internal/storeenv"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+const (
+	burst = 20                    // concurrent duplicates per run
+	work  = 25 * time.Millisecond // how long the handler takes
+)
+
+// scenario is one way of configuring the middleware.
+type scenario struct {
+	name       string
+	mode       httplock.Mode
+	maxWaiters int
+}
+
+var scenarios = []scenario{
+	{"reject", httplock.Reject, 0},
+	{"wait", httplock.Wait, 0},
+	{"wait, 5 waiters max", httplock.Wait, 5},
+}
+
+func main() {
+	store, which, closeStore, err := storeenv.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeStore()
+	locker := core.NewLocker(store)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	fmt.Printf("%d concurrent POST /orders from one user per run; the handler takes %v; %s\n\n", burst, work, which)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "framework\tmode\trequests\t2xx\t409\t429\tother\tmost inside at once\twall time\t")
+	for _, fw := range frameworks {
+		for _, sc := range scenarios {
+			srv, err := start(fw, locker, sc)
+			if err != nil {
+				log.Fatal(err)
+			}
+			r := fire(ctx, srv.url+"/orders", "alice", burst)
+			srv.close()
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t\n",
+				fw.name, sc.name, burst, r.ok, r.conflict, r.tooMany, r.other,
+				srv.most.Load(), r.wall.Round(time.Millisecond))
+		}
+	}
+	tw.Flush()
+	fmt.Println("\nreject: one runs, the duplicates get 409 + Retry-After at once.")
+	fmt.Println("wait: the duplicates queue and run one after another, never two at once.")
+	fmt.Println("5 waiters max: one runs, five queue, the rest get 429 + Retry-After.")
+}
