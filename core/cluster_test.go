@@ -118,3 +118,17 @@ func TestClusterLockSurvivesReshard(t *testing.T) {
 		t.Fatalf("fence went from %d to %d across the move", lk.Fence(), next.Fence())
 	}
 }
+
+// WithReplicaAcks on a Cluster sends the acquire and WAIT to the key's own
+// master (a wrong node would answer MOVED): with no replicas in this cluster
+// the lock is refused as unreplicated, on every master.
+func TestClusterReplicaAcks(t *testing.T) {
+	cc := redistest.StartCluster(t, 3).Client(t)
+	l := newLocker(core.NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond))
+	ctx := ctxT(t, 10*time.Second)
+	for i := range 10 {
+		if _, err := l.TryObtain(ctx, fmt.Sprintf("k%d", i)); !errors.Is(err, core.ErrNotReplicated) {
+			t.Fatalf("TryObtain: %v, want ErrNotReplicated", err)
+		}
+	}
+}

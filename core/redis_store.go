@@ -51,6 +51,7 @@ func fenceTTL(lease time.Duration) time.Duration {
 type RedisStore struct {
 	c     redis.UniversalClient
 	boxed atomic.Pointer[boxedTTL]
+	acks  *replicaAcks // nil unless WithReplicaAcks
 }
 
 // NewRedisStore returns a store over c. It panics if c is nil.
@@ -63,6 +64,9 @@ func NewRedisStore(c redis.UniversalClient) *RedisStore {
 
 // Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
 func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	if s.acks != nil {
+		return s.acquireAcked(ctx, l)
+	}
 	ttl, fttl := s.leaseArgs(l.TTL)
 	n, err := run(ctx, s.c, acquireCall, append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)).Int64()
 	if err != nil {

@@ -123,6 +123,11 @@ func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 // Failover forces a failover (SENTINEL FAILOVER) and waits until it is
 // complete: the sentinels name the other server, and that server has taken
 // the master role. It returns the new master.
+//
+// Failover clients switch when the sentinels' +switch-master message reaches
+// them, a moment later. The old master keeps taking writes from clients that
+// have not switched yet until the sentinels make it a replica, which takes
+// them about ten seconds; Failover does not wait for that.
 func (s *Sentinel) Failover(t testing.TB) *Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
