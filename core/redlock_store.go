@@ -138,11 +138,12 @@ type nodeAcquire struct {
 	err       error
 }
 
-// acquireOn runs the acquire script on one node with "clock", so that the
-// fences of different nodes are comparable (see acquire.lua).
-func acquireOn(ctx context.Context, n *RedisStore, l Lease) nodeAcquire {
+// acquireOn runs the acquire script on one node with our clock as the
+// fence's floor, so that the fences of different nodes are comparable (see
+// acquire.lua).
+func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	v, err := run(ctx, n.c, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, "clock")).Int64()
+	v, err := run(ctx, n.c, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, floor)).Int64()
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
@@ -157,9 +158,10 @@ func acquireOn(ctx context.Context, n *RedisStore, l Lease) nodeAcquire {
 // round trip each.
 func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	start := time.Now()
+	floor := any(start.UnixMicro()) // boxed once for all nodes
 	budget, timeout := s.budget(l.TTL)
 	answers := fanOut(ctx, s.nodes, timeout,
-		func(ctx context.Context, n *RedisStore) nodeAcquire { return acquireOn(ctx, n, l) },
+		func(ctx context.Context, n *RedisStore) nodeAcquire { return acquireOn(ctx, n, l, floor) },
 		func(err error) nodeAcquire { return nodeAcquire{err: err} })
 	validity := budget - time.Since(start)
 

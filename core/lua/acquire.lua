@@ -5,8 +5,8 @@
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
--- ARGV[4]  optional, "clock": read the server clock on every acquire, not
---          only when the counter is new (RedlockStore, see below)
+-- ARGV[4]  optional: a floor for the fence, the caller's clock in
+--          microseconds (RedlockStore, see below)
 --
 -- Returns the fence (> 0) when the lock is ours, or when someone else holds
 -- it, minus the holder's remaining lease in milliseconds (0: no expiry set).
@@ -24,22 +24,25 @@ end
 
 if ours then
   local fence = redis.call('INCR', KEYS[2])
-  if fence == 1 or ARGV[4] then
+  if fence == 1 then
     -- The counter did not exist: first use of this key, or it expired, or
     -- the server restarted without persistence and forgot it. Start from the
     -- server clock in microseconds, which is above every fence handed out
     -- before: each of those was at most the clock when it was handed out,
     -- since a counter grows by one per acquire and an acquire and the release
     -- before it take far more than a microsecond.
-    --
-    -- With "clock" the fence is never below the clock either: RedlockStore
-    -- hands out the largest fence of several servers, and counters that grow
-    -- one by one on each server separately are only comparable across
-    -- servers through the clock they share.
     local t = redis.call('TIME')
-    fence = math.max(fence, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
     -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
     redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  end
+  -- RedlockStore hands out the largest fence of several servers, whose
+  -- counters each grow one by one on their own: only a clock makes them
+  -- comparable, and the caller's is one clock for all of them (and costs no
+  -- TIME call). The string is stored as given: no number formatting.
+  if ARGV[4] and tonumber(ARGV[4]) > fence then
+    redis.call('SET', KEYS[2], ARGV[4], 'KEEPTTL')
+    fence = tonumber(ARGV[4])
   end
   return fence
 end
