@@ -22,6 +22,7 @@ type Locker struct {
 	autoRenew bool
 	prefix    string
 	log       *slog.Logger
+	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
 
 	dog     watchdog
 	waiters waitQueues
@@ -111,7 +112,13 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 	token := newToken()
 	start := time.Now()
-	g, err := l.store.Acquire(ctx, Lease{Key: skey, Token: token, TTL: l.ttl})
+	actx := ctx
+	if d := l.attemptTimeout(ctx); d > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	g, err := l.store.Acquire(actx, Lease{Key: skey, Token: token, TTL: l.ttl})
 	if err != nil {
 		if errors.Is(err, ErrNotObtained) {
 			return nil, err
@@ -119,7 +126,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		// The script may have run and only the reply been lost (a cancelled
 		// caller, a timeout): take back what our token may hold.
 		l.abandon(ctx, skey, token)
-		return nil, unavailable("acquire", ctxErr(ctx), err)
+		return nil, unavailable("acquire", ctxErr(actx), err)
 	}
 	lk := &Lock{
 		locker:     l,
@@ -143,6 +150,25 @@ func (l *Locker) abandon(ctx context.Context, skey, token string) {
 		defer cancel()
 		_ = l.store.Release(ctx, skey, token)
 	}()
+}
+
+// attemptTimeout is the bound on one acquire round trip: the context's
+// (ContextWithAttemptTimeout), else the Locker's (WithAttemptTimeout).
+func (l *Locker) attemptTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(attemptTimeoutKey{}).(time.Duration); ok {
+		return d
+	}
+	return l.perTry
+}
+
+type attemptTimeoutKey struct{}
+
+// ContextWithAttemptTimeout bounds each round trip that Obtain, TryObtain or
+// Do makes to the store under the returned context to d, whatever the
+// Locker's WithAttemptTimeout says, while ctx still bounds the whole wait:
+// a store that hangs is noticed within d, not only when ctx ends.
+func ContextWithAttemptTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, attemptTimeoutKey{}, d)
 }
 
 // releaseTimeout bounds a release made on a context detached from the caller.

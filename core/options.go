@@ -42,6 +42,18 @@ func WithRetry(p backoff.Policy) Option {
 	return func(l *Locker) { l.retry = p }
 }
 
+// WithAttemptTimeout bounds each acquire round trip to the store, so that
+// Obtain with a long (or no) deadline notices a hung store within d and
+// returns ErrUnavailable instead of waiting it out. The default, 0, leaves
+// the bound to the caller's context. ContextWithAttemptTimeout overrides it
+// per call.
+func WithAttemptTimeout(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("reqlock: WithAttemptTimeout: negative timeout %v", d))
+	}
+	return func(l *Locker) { l.perTry = d }
+}
+
 // WithoutWatchdog turns automatic renewal off: a lock then lasts its TTL
 // unless Refresh extends it, and Lost fires when the TTL runs out.
 func WithoutWatchdog() Option {

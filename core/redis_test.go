@@ -284,3 +284,23 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		return next(ctx, cmds)
 	}
 }
+
+// With an attempt timeout, a wait with no deadline of its own still notices
+// a hung store at once instead of hanging with it.
+func TestRedisAttemptTimeoutBoundsEachTry(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLocker(core.NewRedisStore(srv.Client(t)))
+	held, err := l.TryObtain(ctxT(t, 5*time.Second), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+
+	srv.Pause()
+	defer srv.Resume()
+	ctx := core.ContextWithAttemptTimeout(context.Background(), 100*time.Millisecond)
+	_, err = newLocker(core.NewRedisStore(srv.Client(t)), core.WithAttemptTimeout(time.Hour)).Obtain(ctx, "k")
+	if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Obtain on a paused server: %v, want ErrUnavailable with DeadlineExceeded", err)
+	}
+}

@@ -10,10 +10,11 @@ import (
 
 // wait is Wait mode after the first attempt found the key taken.
 //
-// It waits in slices of StoreTimeout: each slice is one core Obtain, whose
-// context bounds both its sleeps and its store calls, so a store that hangs
-// mid-wait is noticed within StoreTimeout rather than at MaxWait. Obtain
-// queues the waiters of a key locally and wakes them on a local release.
+// One core Obtain does the waiting: MaxWait (and the client) bound the whole
+// wait, StoreTimeout bounds each store round trip inside it, so a store that
+// hangs mid-wait is noticed within StoreTimeout rather than at MaxWait.
+// Obtain queues the waiters of a key locally, in order, and wakes them on a
+// local release.
 func (e *Engine) wait(ctx context.Context, key string, taken error) (*core.Lock, *Rejection) {
 	if !e.waiting.join(key, e.cfg.MaxWaiters) {
 		return nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
@@ -22,25 +23,20 @@ func (e *Engine) wait(ctx context.Context, key string, taken error) (*core.Lock,
 
 	wctx, cancel := context.WithTimeout(ctx, e.cfg.MaxWait)
 	defer cancel()
-	for {
-		sctx, scancel := context.WithTimeout(wctx, e.cfg.StoreTimeout)
-		lk, err := e.cfg.Locker.Obtain(sctx, key)
-		scancel()
-		switch {
-		case err == nil && ctx.Err() != nil:
-			// Got it just as the client left: nobody to run it for.
-			e.release(ctx, lk)
-			return nil, reject(ErrClientGone, ctx.Err(), 0)
-		case err == nil:
-			return lk, nil
-		case ctx.Err() != nil:
-			return nil, reject(ErrClientGone, err, 0)
-		case !errors.Is(err, core.ErrNotObtained):
-			return e.storeFailed(ctx, err)
-		case wctx.Err() != nil:
-			return nil, e.locked(err)
-		}
-		// Only this slice ended; keep waiting.
+	lk, err := e.cfg.Locker.Obtain(core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout), key)
+	switch {
+	case err == nil && ctx.Err() != nil:
+		// Got it just as the client left: nobody to run it for.
+		e.release(ctx, lk)
+		return nil, reject(ErrClientGone, ctx.Err(), 0)
+	case err == nil:
+		return lk, nil
+	case ctx.Err() != nil:
+		return nil, reject(ErrClientGone, err, 0)
+	case !errors.Is(err, core.ErrNotObtained):
+		return e.storeFailed(ctx, err)
+	default:
+		return nil, e.locked(err)
 	}
 }
 

@@ -101,6 +101,7 @@ func ClientOptions(addr string) *redis.Options {
 		ReadTimeout:           2 * time.Second,
 		WriteTimeout:          2 * time.Second,
 		MaxRetries:            -1, // a test that kills Redis wants to see the failure, not a retry
+		DialerRetries:         1,  // a refused dial fails at once, not after five tries
 	}
 }
 

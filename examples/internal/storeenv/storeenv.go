@@ -28,6 +28,9 @@ func Open() (core.Store, string, func(), error) {
 	// Without this, go-redis ignores context deadlines on the socket and a
 	// hung Redis holds every caller for the full read timeout.
 	opt.ContextTimeoutEnabled = true
+	// A Redis that refuses connections should fail a request at once, not
+	// after go-redis's default five dial attempts.
+	opt.DialerRetries = 1
 	c := redis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
