@@ -45,7 +45,7 @@ func (s *RedisStore) WithReplicaAcks(n int, timeout time.Duration) *RedisStore {
 		panic(fmt.Sprintf("reqlock: WithReplicaAcks(%d, %v): both must be positive", n, timeout))
 	}
 	ms := max(timeout.Milliseconds(), 1)
-	return &RedisStore{c: s.c, acks: &replicaAcks{n: n, timeout: timeout, args: []any{"wait", n, ms}}}
+	return &RedisStore{c: s.c, d: s.d, acks: &replicaAcks{n: n, timeout: timeout, args: []any{"wait", n, ms}}}
 }
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.

@@ -50,6 +50,7 @@ func fenceTTL(lease time.Duration) time.Duration {
 // the client's ReadTimeout (3s by default) instead of the caller's deadline.
 type RedisStore struct {
 	c     redis.UniversalClient
+	d     doer // where scripts go: c, or on a Cluster the key's master
 	boxed atomic.Pointer[boxedTTL]
 	acks  *replicaAcks // nil unless WithReplicaAcks
 }
@@ -59,7 +60,7 @@ func NewRedisStore(c redis.UniversalClient) *RedisStore {
 	if c == nil {
 		panic("reqlock: NewRedisStore: nil client")
 	}
-	return &RedisStore{c: c}
+	return &RedisStore{c: c, d: scriptDoer(c)}
 }
 
 // Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
@@ -68,7 +69,7 @@ func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		return s.acquireAcked(ctx, l)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	n, err := run(ctx, s.c, acquireCall, append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)).Int64()
+	n, err := run(ctx, s.d, acquireCall, append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)).Int64()
 	if err != nil {
 		return Grant{}, err
 	}
@@ -155,7 +156,7 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 
 // Release implements Store: compare the token, then DEL.
 func (s *RedisStore) Release(ctx context.Context, key, token string) error {
-	n, err := run(ctx, s.c, releaseCall, append(evalArgs(2), key, token)).Int64()
+	n, err := run(ctx, s.d, releaseCall, append(evalArgs(2), key, token)).Int64()
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func (s *RedisStore) Release(ctx context.Context, key, token string) error {
 
 // TTL implements Store.
 func (s *RedisStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
-	n, err := run(ctx, s.c, ttlCall, append(evalArgs(2), key, token)).Int64()
+	n, err := run(ctx, s.d, ttlCall, append(evalArgs(2), key, token)).Int64()
 	if err != nil {
 		return 0, err
 	}

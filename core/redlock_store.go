@@ -40,18 +40,20 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 //     validity runs out.
 //   - Release goes to every node; it is nil when a quorum deleted our lock.
 //
-// Fence is the largest of the fences that the granting nodes handed out.
-// Each node's fence is max(its last fence + 1, its clock in µs), so between
-// holders that share a node that kept its counter, the fence grows; and
-// since any two quorums share a node, it grows across holders as long as no
-// node loses data and the nodes' clocks agree to within the time between one
-// holder's acquire and the next's. A node that restarts empty, or a clock
-// that is ahead on one node, can make the next holder's fence smaller than
-// the last one: with Redlock the fence is a hint that orders holders almost
-// always, NOT a safe fencing token across node failures. Where a resource
-// must reject stale writers for certain, use one RedisStore (whose fence only
-// depends on that server's clock and counter) or a store of record that
-// issues its own fences.
+// Fence is the largest of the fences the granting nodes handed out. Each
+// node's fence is max(its last fence + 1, the acquiring process's clock in
+// µs), so on one node fences always grow; any two quorums share a node, so
+// the next holder's fence is above the fence that node gave the last holder.
+// Yet the last holder's fence may have come from a node the next quorum
+// lacks, and then only the clocks order them: the fence grows across
+// holders as long as no node loses its counter and no holder's clock ran
+// ahead of a later holder's by more than the time between their acquires.
+// A node that restarts empty, or a process whose clock is ahead, can make
+// the next fence smaller than the last: with Redlock the fence orders holders
+// almost always but is NOT a safe fencing token across node failures or
+// clock trouble. Where a resource must reject stale writers for certain, use
+// one RedisStore, whose fences come from one counter, or a store of record
+// that issues its own.
 //
 // Safety needs the "delayed restart" rule: a node that crashed must not
 // rejoin before the longest lease has run out (restart it empty after
@@ -143,7 +145,7 @@ type nodeAcquire struct {
 // acquire.lua).
 func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	v, err := run(ctx, n.c, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, floor)).Int64()
+	v, err := run(ctx, n.d, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, floor)).Int64()
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}

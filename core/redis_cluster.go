@@ -1,0 +1,41 @@
+package core
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// masterDoer sends a script call straight to the Cluster master that owns
+// its first key, as the cluster client would, minus the cluster client's
+// per-command routing work, which costs about as much as our whole script.
+// A slot that has moved answers MOVED or ASK without running the script;
+// then the call goes again through the cluster client, which follows the
+// redirect and refreshes its slot map.
+//
+// Hooks added to the ClusterClient itself do not see these calls; hooks
+// added to its node clients (ClusterOptions.OnNewNode, as tracing libraries
+// do) do.
+type masterDoer struct{ cc *redis.ClusterClient }
+
+// Do takes args as run builds them: verb, script, numkeys, then the keys.
+func (m masterDoer) Do(ctx context.Context, args ...any) *redis.Cmd {
+	if key, ok := args[3].(string); ok {
+		if node, err := m.cc.MasterForKey(ctx, key); err == nil {
+			cmd := node.Do(ctx, args...)
+			if err := cmd.Err(); !redis.HasErrorPrefix(err, "MOVED") && !redis.HasErrorPrefix(err, "ASK") {
+				return cmd
+			}
+		}
+	}
+	return m.cc.Do(ctx, args...)
+}
+
+// scriptDoer is where a store sends its scripts: straight to the key's
+// master on a Cluster, else the client itself.
+func scriptDoer(c redis.UniversalClient) doer {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return masterDoer{cc}
+	}
+	return c
+}
