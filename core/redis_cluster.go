@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +24,17 @@ func (m masterDoer) Do(ctx context.Context, args ...any) *redis.Cmd {
 	if key, ok := args[3].(string); ok {
 		if node, err := m.cc.MasterForKey(ctx, key); err == nil {
 			cmd := node.Do(ctx, args...)
-			if err := cmd.Err(); !redis.HasErrorPrefix(err, "MOVED") && !redis.HasErrorPrefix(err, "ASK") {
+			err := cmd.Err()
+			var answer redis.Error
+			if err != nil && !errors.As(err, &answer) {
+				// The master did not answer (failed over, unreachable). The
+				// call may have run, so it is not sent again; but the slot map
+				// is refreshed, since calls that bypass the cluster client
+				// would not tell it, and it only reloads on its own every 10s.
+				m.cc.ReloadState(ctx)
+				return cmd
+			}
+			if !redis.HasErrorPrefix(err, "MOVED") && !redis.HasErrorPrefix(err, "ASK") {
 				return cmd
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,7 @@ type waitQueue struct {
 type waitQueues struct {
 	mu    sync.Mutex
 	byKey map[string]*waitQueue
+	keys  atomic.Int32 // len(byKey): a release with nobody waiting skips mu
 }
 
 func (qs *waitQueues) join(skey string) *waitQueue {
@@ -30,6 +32,7 @@ func (qs *waitQueues) join(skey string) *waitQueue {
 	if q == nil {
 		q = &waitQueue{turn: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 		qs.byKey[skey] = q
+		qs.keys.Add(1)
 	}
 	q.waiters++
 	return q
@@ -40,11 +43,15 @@ func (qs *waitQueues) leave(skey string, q *waitQueue) {
 	defer qs.mu.Unlock()
 	if q.waiters--; q.waiters == 0 {
 		delete(qs.byKey, skey)
+		qs.keys.Add(-1)
 	}
 }
 
 // wake tells the polling waiter of skey, if any, to try again now.
 func (qs *waitQueues) wake(skey string) {
+	if qs.keys.Load() == 0 {
+		return
+	}
 	qs.mu.Lock()
 	q := qs.byKey[skey]
 	qs.mu.Unlock()
