@@ -31,9 +31,10 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 //     between the nodes and us. The watchdog renews within it and declares
 //     the lock lost when it runs out. A failed attempt deletes whatever it
 //     took on every node that may hold it.
-//   - When other holders keep the quorum out of reach the error is a
-//     *NotObtainedError whose Remaining is how long until enough of their
-//     copies expire for a quorum to be free (if they are not renewed).
+//   - When a quorum answered and other holders keep it out of reach, the
+//     error is a *NotObtainedError whose Remaining is how long until enough
+//     of their copies expire for a quorum to be free (if not renewed). When
+//     fewer than a quorum answered at all, it is a store failure.
 //   - Extend needs a quorum too. It answers ErrNotHeld when so many nodes say
 //     the lock is not ours that a quorum is out of reach; anything short of
 //     that is a transient failure, which the watchdog retries until the
@@ -204,10 +205,12 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	switch {
 	case ok >= s.quorum:
 		return Grant{}, fmt.Errorf("reqlock: redlock acquire: quorum reached after %v, past the lease's validity", time.Since(start).Round(time.Millisecond))
-	case len(taken) > 0:
-		// Someone else holds it on some nodes. Even if other nodes failed,
-		// say "taken": a store failure may let callers fail open, which is
-		// wrong while another holder may have a quorum.
+	case len(taken) > 0 && ok+len(taken) >= s.quorum:
+		// A quorum answered and others hold enough of it to keep us out.
+		// With fewer answers the store is failing, whatever the few said:
+		// callers then see ErrUnavailable (503, or fail-open if they chose
+		// it, as they would with a single Redis down) instead of waiting on a
+		// lock that nobody can take until the nodes are back.
 		return Grant{}, &NotObtainedError{Remaining: freeIn(taken, s.quorum-ok)}
 	default:
 		return Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes), errs: errs}

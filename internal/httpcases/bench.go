@@ -32,6 +32,9 @@ type Build func(l *core.Locker, locked bool) http.Handler
 // drown the difference.
 func Bench(b *testing.B, build Build) {
 	for _, st := range Stores {
+		if st.NoBench {
+			continue
+		}
 		b.Run(st.Name, func(b *testing.B) {
 			be := st.Open(b)
 			l := core.NewLocker(be.Store, core.WithLogger(Quiet))

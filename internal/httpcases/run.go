@@ -18,12 +18,16 @@ type Case struct {
 func Run(t *testing.T, fw Framework) {
 	for _, st := range Stores {
 		t.Run(st.Name, func(t *testing.T) {
+			open := st.Open
+			if st.Shared != nil {
+				open = st.Shared(t)
+			}
 			for _, c := range Cases {
 				t.Run(c.Name, func(t *testing.T) {
 					t.Parallel()
 					tr := &http.Transport{MaxIdleConnsPerHost: 64}
 					t.Cleanup(tr.CloseIdleConnections)
-					c.Run(&Env{T: t, FW: fw, Backend: st.Open(t), client: &http.Client{Transport: tr}})
+					c.Run(&Env{T: t, FW: fw, Backend: open(t), client: &http.Client{Transport: tr}})
 				})
 			}
 		})

@@ -2,7 +2,11 @@ package httpcases
 
 import (
 	"context"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
@@ -20,6 +24,9 @@ type Backend struct {
 	// Hang makes the store stop answering while connections stay open; nil
 	// when the store cannot hang. The store is resumed at cleanup.
 	Hang func()
+	// SplitVotes is set for Redlock: concurrent attempts can each win a
+	// minority of the nodes, so that none gets the lock.
+	SplitVotes bool
 }
 
 // Store is a lock store the cases run against.
@@ -27,16 +34,23 @@ type Store struct {
 	Name string
 	// Open returns a fresh, empty store that lives until the test ends.
 	Open func(tb testing.TB) Backend
+	// Shared, when set, replaces Open for the end-to-end cases: it is called
+	// once per run with the test that outlives them all and returns the
+	// Open each case uses. For stores that take seconds to build.
+	Shared func(parent testing.TB) (open func(tb testing.TB) Backend)
+	// NoBench keeps the store out of Bench: its figures are measured in core.
+	NoBench bool
 }
 
 // Stores is every store the end-to-end cases and benchmarks run against.
-// Test files that add stores (Redlock, Cluster) append to it in an init.
 var Stores = []Store{
 	{Name: "memory", Open: func(testing.TB) Backend {
 		s := core.NewMemoryStore()
 		return Backend{Store: s, Vanish: s.Delete}
 	}},
 	{Name: "redis", Open: OpenRedis},
+	{Name: "redlock", Open: OpenRedlock, NoBench: true},
+	{Name: "cluster", Shared: clusterPool, NoBench: true},
 }
 
 // OpenRedis starts a redis-server for tb and returns a RedisStore over it.
@@ -51,5 +65,65 @@ func OpenRedis(tb testing.TB) Backend {
 			srv.Pause()
 			tb.Cleanup(srv.Resume) // runs before the Kill that Start registered
 		},
+	}
+}
+
+// OpenRedlock starts five redis-servers for tb and returns a RedlockStore
+// over them. Down and Hang take three of the five, a majority, away.
+func OpenRedlock(tb testing.TB) Backend {
+	srvs := redistest.StartN(tb, 5)
+	clients := make([]redis.UniversalClient, len(srvs))
+	for i, srv := range srvs {
+		clients[i] = srv.Client(tb)
+	}
+	return Backend{
+		Store:      core.NewRedlockStore(clients...),
+		SplitVotes: true,
+		Vanish: func(k string) {
+			for _, c := range clients {
+				c.Del(context.Background(), k)
+			}
+		},
+		Down: func() {
+			for _, srv := range srvs[:3] {
+				srv.Kill()
+			}
+		},
+		Hang: func() {
+			for _, srv := range srvs[:3] {
+				srv.Pause()
+				tb.Cleanup(srv.Resume)
+			}
+		},
+	}
+}
+
+// clusterPool builds a few 3-master Redis Clusters up front and lends them
+// to cases one at a time, emptied in between: `redis-cli --cluster create`
+// takes seconds, too long to pay for every case. The clusters live as long
+// as parent. Store failures are tested on a single node, so Down and Hang
+// are left nil.
+func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
+	n := max(2, runtime.GOMAXPROCS(0))
+	pool := make(chan *redistest.Cluster, n)
+	for range n {
+		pool <- redistest.StartCluster(parent, 3)
+	}
+	return func(tb testing.TB) Backend {
+		var c *redistest.Cluster
+		select {
+		case c = <-pool:
+		case <-time.After(time.Minute):
+			tb.Fatal("httpcases: no Redis Cluster free within a minute")
+		}
+		tb.Cleanup(func() { // after the client below is closed
+			c.FlushAll(tb)
+			pool <- c
+		})
+		cc := c.Client(tb)
+		return Backend{
+			Store:  core.NewRedisStore(cc),
+			Vanish: func(k string) { cc.Del(context.Background(), k) },
+		}
 	}
 }
