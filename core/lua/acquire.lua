@@ -6,7 +6,7 @@
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
 -- ARGV[4]  optional: a floor for the fence, the caller's clock in
---          microseconds (RedlockStore, see below)
+--          microseconds (RedlockStore, see below; needs Redis 6.2 for SET GET)
 --
 -- Returns the fence (> 0) when the lock is ours, or when someone else holds
 -- it, minus the holder's remaining lease in milliseconds (0: no expiry set).
@@ -23,7 +23,22 @@ if not ours and redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 
 if ours then
-  local fence = redis.call('INCR', KEYS[2])
+  local fence
+  if ARGV[4] then
+    -- RedlockStore hands out the largest fence of several servers, whose
+    -- counters each grow on their own: only a clock makes them comparable,
+    -- and the caller's is one clock for all of them. The floor is stored as
+    -- given, and the last fence comes back in the same call (SET ... GET).
+    fence = tonumber(ARGV[4])
+    local last = tonumber(redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3], 'GET') or 0)
+    if last >= fence then
+      fence = last + 1
+      redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+    end
+    return fence
+  end
+
+  fence = redis.call('INCR', KEYS[2])
   if fence == 1 then
     -- The counter did not exist: first use of this key, or it expired, or
     -- the server restarted without persistence and forgot it. Start from the
@@ -35,14 +50,6 @@ if ours then
     fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
     -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
     redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
-  end
-  -- RedlockStore hands out the largest fence of several servers, whose
-  -- counters each grow one by one on their own: only a clock makes them
-  -- comparable, and the caller's is one clock for all of them (and costs no
-  -- TIME call). The string is stored as given: no number formatting.
-  if ARGV[4] and tonumber(ARGV[4]) > fence then
-    redis.call('SET', KEYS[2], ARGV[4], 'KEEPTTL')
-    fence = tonumber(ARGV[4])
   end
   return fence
 end
