@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"text/tabwriter"
@@ -43,29 +44,52 @@ func main() {
 		log.Fatal(err)
 	}
 	defer closeStore()
-	locker := core.NewLocker(store)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	fmt.Printf("%d concurrent POST /orders from one user per run; the handler takes %v; %s\n\n", burst, work, which)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "framework\tmode\trequests\t2xx\t409\t429\tother\tmost inside at once\twall time\t")
+	rows, err := runAll(ctx, core.NewLocker(store))
+	if err != nil {
+		log.Fatal(err)
+	}
+	printTable(os.Stdout, rows)
+	fmt.Println("\nreject: one runs, the duplicates get 409 + Retry-After at once.")
+	fmt.Println("wait: the duplicates queue and run one after another, never two at once.")
+	fmt.Println("5 waiters max: one runs, five queue, the rest get 429 + Retry-After.")
+}
+
+// row is one line of the table: one burst at one server.
+type row struct {
+	framework, scenario string
+	result
+	mostInside int32
+}
+
+// runAll fires one burst per framework and scenario.
+func runAll(ctx context.Context, locker *core.Locker) ([]row, error) {
+	var rows []row
 	for _, fw := range frameworks {
 		for _, sc := range scenarios {
 			srv, err := start(fw, locker, sc)
 			if err != nil {
-				log.Fatal(err)
+				return nil, err
 			}
 			r := fire(ctx, srv.url+"/orders", "alice", burst)
 			srv.close()
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t\n",
-				fw.name, sc.name, burst, r.ok, r.conflict, r.tooMany, r.other,
-				srv.most.Load(), r.wall.Round(time.Millisecond))
+			rows = append(rows, row{fw.name, sc.name, r, srv.most.Load()})
 		}
 	}
+	return rows, nil
+}
+
+func printTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "framework\tmode\trequests\t2xx\t409\t429\tother\tmost inside at once\twall time\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t\n",
+			r.framework, r.scenario, burst, r.ok, r.conflict, r.tooMany, r.other,
+			r.mostInside, r.wall.Round(time.Millisecond))
+	}
 	tw.Flush()
-	fmt.Println("\nreject: one runs, the duplicates get 409 + Retry-After at once.")
-	fmt.Println("wait: the duplicates queue and run one after another, never two at once.")
-	fmt.Println("5 waiters max: one runs, five queue, the rest get 429 + Retry-After.")
 }

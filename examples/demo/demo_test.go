@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The demo's own claims, checked on the memory store: never two requests in
+// the handler at once, and every request answered as the mode says.
+func TestDemo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := runAll(ctx, core.NewLocker(core.NewMemoryStore()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(frameworks)*len(scenarios) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		name := r.framework + "/" + r.scenario
+		if r.mostInside != 1 {
+			t.Errorf("%s: %d requests inside at once", name, r.mostInside)
+		}
+		if r.other != 0 || r.ok < 1 {
+			t.Errorf("%s: %+v", name, r.result)
+		}
+		switch {
+		case r.scenario == "reject" && r.ok+r.conflict != burst,
+			r.scenario == "wait" && r.ok != burst,
+			strings.Contains(r.scenario, "max") && (r.ok+r.tooMany != burst || r.ok > burst-1):
+			t.Errorf("%s: %+v", name, r.result)
+		}
+	}
+	var b strings.Builder
+	printTable(&b, rows)
+	if !strings.Contains(b.String(), "most inside at once") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}
