@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,12 +14,25 @@ import (
 // dead or paused node therefore costs at most timeout and never delays the
 // others. A node that has not answered by then gets late's value; its
 // goroutine ends on its own (at once when the client has
-// ContextTimeoutEnabled, since its context is cancelled here) and its answer
-// is dropped into a buffered channel nobody reads.
+// ContextTimeoutEnabled, since its context times out) and its answer is
+// dropped into a buffered channel nobody reads.
 func fanOut[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
 	op func(context.Context, *RedisStore) T, late func(error) T) []T {
+	return fanOutUntil(ctx, nodes, timeout, op, late, nil, 0)
+}
+
+// errNotAwaited fills in the nodes fanOutUntil stopped waiting for.
+var errNotAwaited = errors.New("answer not awaited: a quorum had already agreed")
+
+// fanOutUntil is fanOut that returns as soon as need answers satisfy good:
+// the slowest nodes no longer set the latency of a decision a quorum has
+// made. Their calls go on in the background, bounded by timeout but not cut
+// short (cancelling a call costs its connection); their entries get
+// late(errNotAwaited).
+func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
+	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	done := countdown(len(nodes), cancel) // the last call out frees the timer
 
 	type answer struct {
 		i int
@@ -25,15 +40,32 @@ func fanOut[T any](ctx context.Context, nodes []*RedisStore, timeout time.Durati
 	}
 	ch := make(chan answer, len(nodes)) // buffered: a late answer never blocks
 	for i, n := range nodes {
-		go func() { ch <- answer{i, op(ctx, n)} }()
+		go func() {
+			ch <- answer{i, op(ctx, n)}
+			done()
+		}()
 	}
 
 	out := make([]T, len(nodes))
 	answered := make([]bool, len(nodes))
+	fill := func(err error) []T {
+		for i := range out {
+			if !answered[i] {
+				out[i] = late(err)
+			}
+		}
+		return out
+	}
+	agreed := 0
 	for range nodes {
 		select {
 		case a := <-ch:
 			out[a.i], answered[a.i] = a.v, true
+			if good != nil && good(a.v) {
+				if agreed++; agreed >= need {
+					return fill(errNotAwaited)
+				}
+			}
 		case <-ctx.Done():
 			for drained := false; !drained; { // answers that raced the deadline still count
 				select {
@@ -43,16 +75,21 @@ func fanOut[T any](ctx context.Context, nodes []*RedisStore, timeout time.Durati
 					drained = true
 				}
 			}
-			err := fmt.Errorf("no answer within %v: %w", timeout, ctx.Err())
-			for i := range out {
-				if !answered[i] {
-					out[i] = late(err)
-				}
-			}
-			return out
+			return fill(fmt.Errorf("no answer within %v: %w", timeout, ctx.Err()))
 		}
 	}
 	return out
+}
+
+// countdown returns a func that runs f on its n-th call.
+func countdown(n int, f func()) func() {
+	var left atomic.Int32
+	left.Store(int32(n))
+	return func() {
+		if left.Add(-1) == 0 {
+			f()
+		}
+	}
 }
 
 // quorumError is a Redlock operation that reached too few nodes: it says how

@@ -69,6 +69,7 @@ type RedlockStore struct {
 	names       []string // for errors: "127.0.0.1:6379", or "node 3"
 	quorum      int
 	nodeTimeout time.Duration
+	late        *lateGrants // shared by the copies WithNodeTimeout makes
 }
 
 // NewRedlockStore returns a store over independent masters: not replicas of
@@ -79,7 +80,7 @@ func NewRedlockStore(clients ...redis.UniversalClient) *RedlockStore {
 	if len(clients) == 0 {
 		panic("reqlock: NewRedlockStore: no clients")
 	}
-	s := &RedlockStore{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout}
+	s := &RedlockStore{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout, late: &lateGrants{}}
 	for i, c := range clients {
 		if slices.Contains(clients[:i], c) {
 			panic(fmt.Sprintf("reqlock: NewRedlockStore: client %d is passed twice", i))
@@ -120,6 +121,15 @@ func (s *RedlockStore) nodeErr(i int, err error) error {
 		return fmt.Errorf("%s: %w (%w)", s.names[i], context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("%s: %w", s.names[i], err)
+}
+
+// nodeErrs labels the errors of the failed nodes.
+func (s *RedlockStore) nodeErrs(failed []int, errOf func(int) error) []error {
+	errs := make([]error, len(failed))
+	for j, i := range failed {
+		errs[j] = s.nodeErr(i, errOf(i))
+	}
+	return errs
 }
 
 // drift is the safety margin taken off every validity: the nodes' clocks may
@@ -163,19 +173,27 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	start := time.Now()
 	floor := any(start.UnixMicro()) // boxed once for all nodes
 	budget, timeout := s.budget(l.TTL)
-	answers := fanOut(ctx, s.nodes, timeout,
-		func(ctx context.Context, n *RedisStore) nodeAcquire { return acquireOn(ctx, n, l, floor) },
-		func(err error) nodeAcquire { return nodeAcquire{err: err} })
+	s.late.track(l.Token, len(s.nodes))
+	answers := fanOutUntil(ctx, s.nodes, timeout,
+		func(ctx context.Context, n *RedisStore) nodeAcquire {
+			a := acquireOn(ctx, n, l, floor)
+			if s.late.answered(l.Token, a.err == nil && !a.taken) {
+				s.takeBack(n, l.Key, l.Token)
+			}
+			return a
+		},
+		func(err error) nodeAcquire { return nodeAcquire{err: err} },
+		func(a nodeAcquire) bool { return a.err == nil && !a.taken }, s.quorum)
 	validity := budget - time.Since(start)
 
 	var ok int
 	var fence uint64
 	var taken []time.Duration
-	var errs []error
+	var failed []int // labelled only if the attempt fails: the success path stays cheap
 	for i, a := range answers {
 		switch {
 		case a.err != nil:
-			errs = append(errs, s.nodeErr(i, a.err))
+			failed = append(failed, i)
 		case a.taken:
 			taken = append(taken, a.remaining)
 		default:
@@ -213,7 +231,8 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		// lock that nobody can take until the nodes are back.
 		return Grant{}, &NotObtainedError{Remaining: freeIn(taken, s.quorum-ok)}
 	default:
-		return Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes), errs: errs}
+		return Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes),
+			errs: s.nodeErrs(failed, func(i int) error { return answers[i].err })}
 	}
 }
 
@@ -282,11 +301,13 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 // trip each. Nil when a quorum deleted our lock; ErrNotHeld when so many
 // nodes say it is not ours that we no longer held a quorum.
 func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
-	answers := fanOut(ctx, s.nodes, s.nodeTimeout,
+	s.late.released(token)
+	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
 		func(ctx context.Context, n *RedisStore) error { return n.Release(ctx, key, token) },
-		func(err error) error { return err })
+		func(err error) error { return err },
+		func(err error) bool { return err == nil }, s.quorum)
 	var deleted, notHeld int
-	var errs []error
+	var failed []int
 	for i, err := range answers {
 		switch {
 		case err == nil:
@@ -294,7 +315,7 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 		case errors.Is(err, ErrNotHeld):
 			notHeld++
 		default:
-			errs = append(errs, s.nodeErr(i, err))
+			failed = append(failed, i)
 		}
 	}
 	switch {
@@ -303,7 +324,8 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 	case notHeld > len(s.nodes)-s.quorum:
 		return ErrNotHeld
 	default: // what is left expires with its lease
-		return &quorumError{op: "release", ok: deleted, need: s.quorum, nodes: len(s.nodes), errs: errs}
+		return &quorumError{op: "release", ok: deleted, need: s.quorum, nodes: len(s.nodes),
+			errs: s.nodeErrs(failed, func(i int) error { return answers[i] })}
 	}
 }
 

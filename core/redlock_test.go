@@ -163,7 +163,14 @@ func TestRedlockOnePausedCostsNodeTimeout(t *testing.T) {
 	if g.Validity <= 0 || g.Validity > 10*time.Second-took {
 		t.Fatalf("validity %v after %v", g.Validity, took)
 	}
-	if n := holders(t, clients[:2], "reqlock:{paused}", "t1") + holders(t, clients[3:], "reqlock:{paused}", "t1"); n != 4 {
+	// Acquire answers once a quorum granted; the fourth live node follows.
+	live := func() int {
+		return holders(t, clients[:2], "reqlock:{paused}", "t1") + holders(t, clients[3:], "reqlock:{paused}", "t1")
+	}
+	for deadline := time.Now().Add(time.Second); live() != 4 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := live(); n != 4 {
 		t.Fatalf("lock on %d live nodes, want 4", n)
 	}
 	if err := s.Release(ctx, "reqlock:{paused}", "t1"); err != nil {
