@@ -24,6 +24,9 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 // Every operation goes to all nodes at once, one script and one round trip
 // per node, and waits for each at most the node timeout (DefaultNodeTimeout,
 // see WithNodeTimeout); a dead or paused node costs that much, not the lease.
+// A successful acquire or release answers as soon as a majority agreed, so
+// then a slow node costs nothing; the late nodes' calls finish in the
+// background, and a grant that lands after the lock's release is taken back.
 //
 //   - Acquire succeeds when at least N/2+1 nodes took the lock and time is
 //     left: the validity it returns is ttl − elapsed − (ttl/100 + 2ms), on
