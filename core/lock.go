@@ -20,6 +20,11 @@ type Lock struct {
 	ttl        time.Duration
 	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
 	nextCheck  time.Time // when the watchdog looks at this lock again
+	retrying   bool      // the last renewal failed for a transient reason
+
+	// extending is held across one extend and the bookkeeping of its
+	// result, so that Refresh and a watchdog renewal take turns.
+	extending sync.Mutex
 
 	mu       sync.Mutex
 	released bool
@@ -71,6 +76,8 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if done {
 		return ErrNotHeld
 	}
+	lk.extending.Lock()
+	defer lk.extending.Unlock()
 	start := time.Now()
 	r := lk.locker.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
 	switch {

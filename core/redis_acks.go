@@ -61,7 +61,7 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 		_ = s.Release(ctx, l.Key, l.Token) // if this fails, the Locker's cleanup retries it
 		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, acks, s.acks.n, s.acks.timeout)
 	}
-	return Grant{Fence: uint64(v), Validity: l.TTL.Truncate(time.Millisecond)}, nil
+	return Grant{Fence: uint64(v), Validity: validity(l.TTL)}, nil
 }
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the

@@ -76,7 +76,15 @@ func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	if n <= 0 {
 		return Grant{}, &NotObtainedError{Remaining: time.Duration(-n) * time.Millisecond}
 	}
-	return Grant{Fence: uint64(n), Validity: l.TTL.Truncate(time.Millisecond)}, nil
+	return Grant{Fence: uint64(n), Validity: validity(l.TTL)}, nil
+}
+
+// validity is how long we rely on a lease Redis granted: the lease, less
+// the same margin Redlock takes, so that a lost lock is declared lost before
+// Redis can hand it to someone else even if our timer fires a little late or
+// the server's clock runs a little fast.
+func validity(ttl time.Duration) time.Duration {
+	return ttl.Truncate(time.Millisecond) - drift(ttl)
 }
 
 // leaseArgs returns the lease and the fence counter's lifetime in
@@ -150,7 +158,7 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 	case n == 0:
 		return Renewal{Err: ErrNotHeld}
 	default:
-		return Renewal{Validity: l.TTL.Truncate(time.Millisecond)}
+		return Renewal{Validity: validity(l.TTL)}
 	}
 }
 

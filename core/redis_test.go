@@ -304,3 +304,41 @@ func TestRedisAttemptTimeoutBoundsEachTry(t *testing.T) {
 		t.Fatalf("Obtain on a paused server: %v, want ErrUnavailable with DeadlineExceeded", err)
 	}
 }
+
+// Redis with RDB snapshots (the stock configuration) restarts with the fence
+// counter as of its last snapshot: the fence must still go up.
+func TestRedisFenceSurvivesSnapshotRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	l := newLocker(core.NewRedisStore(c))
+	ctx := ctxT(t, 10*time.Second)
+	take := func(l *core.Locker) uint64 {
+		var lk *core.Lock
+		var err error
+		for range 50 { // after the restart the client reconnects on its own
+			if lk, err = l.TryObtain(ctx, "k"); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return lk.Fence()
+	}
+	take(l)
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for range 5 {
+		last = take(l)
+	}
+	srv.Restart() // a crash; the restart loads the older dump.rdb
+	if after := take(l); after <= last {
+		t.Fatalf("fence went from %d before the crash to %d after", last, after)
+	}
+}

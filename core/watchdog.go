@@ -70,6 +70,7 @@ func (w *watchdog) remove(lk *Lock) {
 func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validity time.Duration) {
 	w.mu.Lock()
 	lk.ttl = ttl
+	lk.retrying = false
 	lk.validUntil = start.Add(validity)
 	lk.nextCheck = w.schedule(lk, start)
 	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
@@ -100,7 +101,7 @@ func (w *watchdog) schedule(lk *Lock, start time.Time) time.Time {
 // locks taken a moment apart are renewed in one batch: renewing at a sixth
 // of the lease instead of a third costs nothing.
 func (w *watchdog) slack(lk *Lock) time.Duration {
-	if !w.l.autoRenew {
+	if !w.l.autoRenew || lk.retrying {
 		return 0
 	}
 	return lk.ttl / 6
@@ -163,15 +164,47 @@ func (w *watchdog) loop() {
 	}
 }
 
-// renew extends every due lock in one Store.Extend, bounded by the shortest
-// remaining validity among them: a renewal that lands later is worthless.
+// renew extends every due lock in one Store.Extend. The call is bounded by
+// the shortest remaining validity of every lock held, not only the due
+// ones: while it runs this goroutine checks nothing else, and a lock whose
+// lease ends meanwhile must be declared lost on time.
+//
+// A lock whose Refresh is under way is left out: two extends of one lock in
+// flight could land in either order and leave us trusting the wrong lease.
 func (w *watchdog) renew(due []*Lock) {
-	leases := make([]Lease, len(due))
+	var mine, busy []*Lock
+	for _, lk := range due {
+		if lk.extending.TryLock() {
+			mine = append(mine, lk)
+		} else {
+			busy = append(busy, lk)
+		}
+	}
+	if len(busy) > 0 { // look again shortly; the Refresh reschedules them anyway
+		later := time.Now().Add(time.Millisecond)
+		w.mu.Lock()
+		for _, lk := range busy {
+			lk.nextCheck, lk.retrying = later, true // retrying: no slack, so not due at once
+		}
+		w.mu.Unlock()
+	}
+	defer func() {
+		for _, lk := range mine {
+			lk.extending.Unlock()
+		}
+	}()
+	if len(mine) == 0 {
+		return
+	}
+
+	leases := make([]Lease, len(mine))
 	now := time.Now()
 	budget := time.Hour
 	w.mu.Lock()
-	for i, lk := range due {
+	for i, lk := range mine {
 		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
+	}
+	for lk := range w.held {
 		budget = min(budget, lk.validUntil.Sub(now))
 	}
 	w.mu.Unlock()
@@ -180,7 +213,7 @@ func (w *watchdog) renew(due []*Lock) {
 
 	start := time.Now()
 	results := w.l.store.Extend(ctx, leases)
-	for i, lk := range due {
+	for i, lk := range mine {
 		r := results[i]
 		switch {
 		case r.Err == nil:
@@ -199,6 +232,7 @@ func (w *watchdog) retrySoon(lk *Lock, err error) {
 	now := time.Now()
 	w.mu.Lock()
 	gap := max(lk.ttl/10, 5*time.Millisecond)
+	lk.retrying = true // no slack: retry at the gap, not at once
 	lk.nextCheck = now.Add(gap)
 	if lk.nextCheck.After(lk.validUntil) {
 		lk.nextCheck = lk.validUntil

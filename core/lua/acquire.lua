@@ -5,14 +5,17 @@
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
--- ARGV[4]  optional: a floor for the fence, the caller's clock in
---          microseconds (RedlockStore, see below; needs Redis 6.2 for SET GET)
+-- ARGV[4]  optional: the caller's clock in microseconds, used instead of
+--          the server's (RedlockStore, see below)
+--
+-- Needs Redis 6.2 or later (SET ... GET).
 --
 -- Returns the fence (> 0) when the lock is ours, or when someone else holds
 -- it, minus the holder's remaining lease in milliseconds (0: no expiry set).
 --
--- The common case is two calls, SET NX and INCR: every redis.call costs about
--- a microsecond of server time, and this script is the hot path.
+-- The common case is three calls, SET NX, TIME and SET GET: every
+-- redis.call costs about a microsecond of server time, and this script is
+-- the hot path.
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 
@@ -23,31 +26,24 @@ if not ours and redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 
 if ours then
-  local fence
-  if ARGV[4] then
-    -- RedlockStore hands out the largest fence of several servers, whose
-    -- counters each grow on their own: only a clock makes them comparable,
-    -- and the caller's is one clock for all of them. The floor is stored as
-    -- given, and the last fence comes back in the same call (SET ... GET).
-    fence = tonumber(ARGV[4])
-    local last = tonumber(redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3], 'GET') or 0)
-    if last >= fence then
-      fence = last + 1
-      redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
-    end
-    return fence
-  end
-
-  fence = redis.call('INCR', KEYS[2])
-  if fence == 1 then
-    -- The counter did not exist: first use of this key, or it expired, or
-    -- the server restarted without persistence and forgot it. Start from the
-    -- server clock in microseconds, which is above every fence handed out
-    -- before: each of those was at most the clock when it was handed out,
-    -- since a counter grows by one per acquire and an acquire and the release
-    -- before it take far more than a microsecond.
+  -- The fence is max(last fence + 1, a clock in microseconds): above every
+  -- fence handed out before, also when the counter was lost (a restart
+  -- without persistence, an expired counter) or went back in time (a restart
+  -- from an older snapshot, a failover to a replica that lagged), as long as
+  -- the clock does not step back further than that. The clock is the
+  -- server's, or for RedlockStore the caller's (ARGV[4]): its fence is the
+  -- largest of several servers', and only one clock makes those comparable.
+  -- Both are kept as strings of digits, which Lua never reformats.
+  local floor = ARGV[4]
+  if not floor then
     local t = redis.call('TIME')
-    fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    floor = t[1] .. string.format('%06d', tonumber(t[2]))
+  end
+  local fence = tonumber(floor)
+  -- Store the floor and read the last fence in one call (SET ... GET).
+  local last = tonumber(redis.call('SET', KEYS[2], floor, 'PX', ARGV[3], 'GET') or 0)
+  if last >= fence then
+    fence = last + 1
     -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
     redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
   end
