@@ -149,11 +149,9 @@ func sequentialRequests(e *Env) {
 func usersIndependent(e *Env) {
 	p := e.Probe()
 	url := e.Serve(userRoute("POST", "/orders", httplock.Config{Locker: e.Locker()}, p.BlockUser("alice")))
-	alice := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "bob"))
-	p.Release()
-	expectOK(e, <-alice)
+	finish()
 }
 
 func routesIndependent(e *Env) {
@@ -163,12 +161,10 @@ func routesIndependent(e *Env) {
 		userRoute("POST", "/orders", cfg, p.Block),
 		userRoute("POST", "/payments", cfg, p.Sleep(0)),
 	)
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "alice"))
 	expect(e, e.Send("POST", url+"/orders", UserHeader, "alice"), http.StatusConflict, "locked")
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func methodsIndependent(e *Env) {
@@ -178,11 +174,9 @@ func methodsIndependent(e *Env) {
 		userRoute("POST", "/orders", cfg, p.Block),
 		userRoute("PUT", "/orders", cfg, p.Sleep(0)),
 	)
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	expectOK(e, e.Send("PUT", url+"/orders", UserHeader, "alice"))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func sharedScope(e *Env) {
@@ -192,12 +186,10 @@ func sharedScope(e *Env) {
 		userRoute("POST", "/orders", cfg, p.Block),
 		userRoute("POST", "/payments", cfg, p.Sleep(0)),
 	)
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	expect(e, e.Send("POST", url+"/payments", UserHeader, "alice"), http.StatusConflict, "locked")
 	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "bob"))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func paramKey(e *Env) {
@@ -207,12 +199,10 @@ func paramKey(e *Env) {
 		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromParam, Name: "id"},
 		Handler: p.BlockUser("alice"),
 	})
-	held := e.Async("POST", url+"/orders/1/pay", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders/1/pay", UserHeader, "alice")
 	expect(e, e.Send("POST", url+"/orders/1/pay", UserHeader, "bob"), http.StatusConflict, "locked")
 	expectOK(e, e.Send("POST", url+"/orders/2/pay", UserHeader, "bob"))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func queryKey(e *Env) {
@@ -222,13 +212,11 @@ func queryKey(e *Env) {
 		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromQuery, Name: "order"},
 		Handler: p.BlockUser("alice"),
 	})
-	held := e.Async("POST", url+"/pay?order=1", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/pay?order=1", UserHeader, "alice")
 	expect(e, e.Send("POST", url+"/pay?order=1", UserHeader, "bob"), http.StatusConflict, "locked")
 	expect(e, e.Send("POST", url+"/pay?order=1&order=2", UserHeader, "bob"), http.StatusBadRequest, "key_invalid")
 	expectOK(e, e.Send("POST", url+"/pay?order=2", UserHeader, "bob"))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func idempotencyKey(e *Env) {
@@ -239,14 +227,12 @@ func idempotencyKey(e *Env) {
 		Handler: p.BlockUser("alice"),
 	})
 	const ik = httplock.HeaderIdempotencyKey
-	held := e.Async("POST", url+"/payments", UserHeader, "alice", ik, `"k-1"`)
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/payments", UserHeader, "alice", ik, `"k-1"`)
 	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-1"`), http.StatusConflict, "locked")
 	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `k-1`), http.StatusBadRequest, "key_invalid")
 	expect(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-1"`, ik, `"k-2"`), http.StatusBadRequest, "key_invalid")
 	expectOK(e, e.Send("POST", url+"/payments", UserHeader, "bob", ik, `"k-2"`))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func keyTooLong(e *Env) {
@@ -270,11 +256,9 @@ func noKeyRunsUnlocked(e *Env) {
 		Lock: httplock.Config{Locker: e.Locker()}, Key: KeySource{Kind: FromHeader, Name: "X-Key"},
 		Handler: p.BlockUser("alice"),
 	})
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "bob"))
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func keyRequired(e *Env) {
@@ -292,29 +276,25 @@ func waitGivesUp(e *Env) {
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 300 * time.Millisecond}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	r := e.Send("POST", url+"/orders", UserHeader, "alice")
 	expect(e, r, http.StatusConflict, "locked")
 	if r.Elapsed < 300*time.Millisecond {
 		e.T.Errorf("gave up after %v, before MaxWait", r.Elapsed)
 	}
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func tooManyWaiters(e *Env) {
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 20 * time.Second, MaxWaiters: 2}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	ch := fanOut(e, 10, "POST", url+"/orders", UserHeader, "alice")
 	for _, r := range collect(e, ch, 8) { // two wait; they answer once released
 		expect(e, r, http.StatusTooManyRequests, "too_many_waiters")
 	}
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 	for _, r := range collect(e, ch, 2) {
 		expectOK(e, r)
 	}
@@ -327,14 +307,12 @@ func retryAfterCapped(e *Env) {
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(core.WithTTL(1500 * time.Millisecond)), RetryAfter: 30 * time.Second}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	r := e.Send("POST", url+"/orders", UserHeader, "alice")
 	if ra := r.Header.Get(httplock.HeaderRetryAfter); r.Status != http.StatusConflict || (ra != "1" && ra != "2") {
 		e.T.Fatalf("got %d with Retry-After %q; want 409 with at most the 1.5s lease, rounded up", r.Status, ra)
 	}
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func lockOnContext(e *Env) {
@@ -390,8 +368,7 @@ func clientGone(e *Env) {
 	l := e.Locker()
 	cfg := httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 30 * time.Second, Scope: "gone"}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	waiter := make(chan Result, 1)
@@ -402,8 +379,7 @@ func clientGone(e *Env) {
 		e.T.Fatalf("cancelled request answered %d", r.Status)
 	}
 	time.Sleep(300 * time.Millisecond) // let the server see the disconnect
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 	time.Sleep(100 * time.Millisecond)
 	if n := p.Calls("alice"); n != 1 {
 		e.T.Fatalf("handler ran %d times; the disconnected waiter must not run", n)
@@ -469,8 +445,7 @@ func storeHangsWhileWaiting(e *Env) {
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, StoreTimeout: 300 * time.Millisecond}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
-	held := e.Async("POST", url+"/orders", UserHeader, "alice")
-	p.Entered(e.T)
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	waiter := e.Async("POST", url+"/orders", UserHeader, "alice")
 	time.Sleep(200 * time.Millisecond) // let it start waiting
 	e.Backend.Hang()
@@ -479,8 +454,7 @@ func storeHangsWhileWaiting(e *Env) {
 	if r.Elapsed > 10*time.Second {
 		e.T.Errorf("503 after %v; MaxWait is 30s, StoreTimeout 300ms", r.Elapsed)
 	}
-	p.Release()
-	expectOK(e, <-held)
+	finish()
 }
 
 func failOpen(e *Env) {

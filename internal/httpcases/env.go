@@ -93,6 +93,17 @@ func (e *Env) Send(method, url string, hdr ...string) Result {
 	return e.Do(ctx, method, url, hdr...)
 }
 
+// Hold sends a request that p keeps inside the handler and returns once it
+// is there; finish lets it go and expects it to succeed.
+func (e *Env) Hold(p *Probe, method, url string, hdr ...string) (finish func()) {
+	held := e.Async(method, url, hdr...)
+	p.Entered(e.T)
+	return func() {
+		p.Release()
+		expectOK(e, <-held)
+	}
+}
+
 // Async sends a request in the background; the result arrives on the channel.
 func (e *Env) Async(method, url string, hdr ...string) <-chan Result {
 	ch := make(chan Result, 1)
