@@ -372,3 +372,52 @@ func TestContractBadKeys(t *testing.T) {
 		}
 	})
 }
+
+// countingStore counts acquire round trips.
+type countingStore struct {
+	core.Store
+	acquires atomic.Int64
+}
+
+func (s *countingStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+	s.acquires.Add(1)
+	return s.Store.Acquire(ctx, l)
+}
+
+// ObtainAfter waits from a caller's failed attempt without repeating it at
+// once, and gets the lock when it is released.
+func TestContractObtainAfterSkipsTheRepeat(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		ctx := ctxT(t, 10*time.Second)
+		cs := &countingStore{Store: s}
+		held, err := newLocker(s).TryObtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := newLocker(cs, core.WithRetry(backoff.Limit(backoff.Constant(10*time.Millisecond), 0)))
+		_, taken := l.TryObtain(ctx, "k")
+		if _, err := l.ObtainAfter(ctx, "k", taken); !errors.Is(err, core.ErrNotObtained) {
+			t.Fatalf("ObtainAfter with no retries left: %v, want ErrNotObtained", err)
+		}
+		if n := cs.acquires.Load(); n != 1 {
+			t.Fatalf("%d acquires; want only the caller's own", n)
+		}
+
+		waiter := newLocker(cs, core.WithRetry(backoff.Constant(20*time.Millisecond)))
+		got := make(chan error, 1)
+		go func() {
+			lk, err := waiter.ObtainAfter(ctx, "k", taken)
+			if err == nil {
+				err = lk.Release(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(50 * time.Millisecond)
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("ObtainAfter: %v", err)
+		}
+	})
+}

@@ -84,6 +84,21 @@ func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 	return l.wait(ctx, key, skey, taken)
 }
 
+// ObtainAfter is Obtain for a caller whose own TryObtain just found the key
+// taken: it waits as Obtain does, without first trying again at once.
+// taken is that TryObtain's error; any other error makes it plain Obtain.
+func (l *Locker) ObtainAfter(ctx context.Context, key string, taken error) (*Lock, error) {
+	var no *NotObtainedError
+	if !errors.As(taken, &no) {
+		return l.Obtain(ctx, key)
+	}
+	skey, err := storeKey(l.prefix, key)
+	if err != nil {
+		return nil, err
+	}
+	return l.wait(ctx, key, skey, no)
+}
+
 // Do runs fn while holding the lock for key, waiting for it as Obtain does.
 // fn's context carries the lock (FromContext) and is cancelled with cause
 // ErrLockLost if the lock is lost while fn runs. The lock is released when fn
