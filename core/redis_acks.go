@@ -87,11 +87,11 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks in
 		return eval, wait
 	}
 	eval, wait := send("evalsha", acquireCall.sha)
-	if redis.HasErrorPrefix(eval.Err(), "NOSCRIPT") { // first use, restart, failover
+	if replyIs(eval.Err(), "NOSCRIPT") { // first use, restart, failover
 		eval, wait = send("eval", acquireCall.source)
 	}
 	if result, err = eval.Int64(); err != nil {
-		if cc, ok := s.c.(*redis.ClusterClient); ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
+		if cc, ok := s.c.(*redis.ClusterClient); ok && (replyIs(err, "MOVED") || replyIs(err, "ASK")) {
 			cc.ReloadState(ctx) // the slot moved; the next attempt asks the new owner
 		}
 		return 0, 0, err

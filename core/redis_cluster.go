@@ -34,7 +34,7 @@ func (m masterDoer) Do(ctx context.Context, args ...any) *redis.Cmd {
 				m.cc.ReloadState(ctx)
 				return cmd
 			}
-			if !redis.HasErrorPrefix(err, "MOVED") && !redis.HasErrorPrefix(err, "ASK") {
+			if !replyIs(err, "MOVED") && !replyIs(err, "ASK") {
 				return cmd
 			}
 		}

@@ -111,7 +111,7 @@ func (s *RedisStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 	cmds := s.extendAll(ctx, leases, extendScript.EvalSha)
 	var retry []int
 	for i, cmd := range cmds {
-		if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		if replyIs(cmd.Err(), "NOSCRIPT") {
 			retry = append(retry, i)
 		}
 	}

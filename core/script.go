@@ -40,9 +40,16 @@ func evalArgs(n int) []any { return make([]any, 3, 3+n) }
 func run(ctx context.Context, c doer, sc scriptCall, args []any) *redis.Cmd {
 	args[0], args[1], args[2] = "evalsha", sc.sha, sc.numKeys
 	cmd := c.Do(ctx, args...)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if replyIs(cmd.Err(), "NOSCRIPT") {
 		args[0], args[1] = "eval", sc.source
 		cmd = c.Do(ctx, args...)
 	}
 	return cmd
+}
+
+// replyIs reports whether err is a Redis error reply starting with prefix.
+// It is redis.HasErrorPrefix without that function's allocation when err is
+// nil, which on the hot path it nearly always is.
+func replyIs(err error, prefix string) bool {
+	return err != nil && redis.HasErrorPrefix(err, prefix)
 }
