@@ -3,20 +3,16 @@ package core_test
 import (
 	"context"
 	"testing"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-// clusterFloorRelease is the floor's release: compare, then delete.
-var clusterFloorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
-
 // BenchmarkClusterCycle: one uncontended TryObtain + Release through a
 // cluster client on a three-master Redis Cluster, beside the single-node
-// floor: a bare SET NX PX and the release script on one plain node.
+// floor: a bare SET NX PX and the release script on one plain node (and
+// the scripted floor, the same with SET NX PX inside a script).
 func BenchmarkClusterCycle(b *testing.B) {
 	ctx := context.Background()
 	single := redistest.Start(b).Client(b)
@@ -27,28 +23,25 @@ func BenchmarkClusterCycle(b *testing.B) {
 		lk.Release(ctx)
 	}
 
-	const token = "token-0123456789abcdef"
 	b.Run("floor", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := single.SetNX(ctx, "floor:{k}", token, 10*time.Second).Err(); err != nil {
-				b.Fatal(err)
-			}
-			if err := clusterFloorRelease.Run(ctx, single, []string{"floor:{k}"}, token).Err(); err != nil {
-				b.Fatal(err)
-			}
+			floorCycle(ctx, b, single, core.FloorSetNX, "floor:{k}")
+		}
+	})
+	b.Run("scripted-floor", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			floorCycle(ctx, b, single, core.FloorScriptedSetNX, "floor:{k}")
 		}
 	})
 	b.Run("reqlock", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			lk, err := l.TryObtain(ctx, "k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := lk.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
+			lockCycle(ctx, b, l, "k")
 		}
+	})
+	b.Run("ratio", func(b *testing.B) {
+		benchratio.Ratios(b, interleaved(ctx, b, single, l)...)
 	})
 }

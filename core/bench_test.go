@@ -6,26 +6,23 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-// floorRelease is the least a correct release can do: compare, then delete.
-var floorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
-
-// floorCycle is the floor every Redis figure is read against: a bare
-// SET NX PX and a scripted release, on the same client and server.
-func floorCycle(ctx context.Context, b *testing.B, c redis.UniversalClient, key string) {
-	ok, err := c.SetNX(ctx, key, "token-0123456789abcdef", 10*time.Second).Result()
-	if err != nil || !ok {
-		b.Fatalf("floor SET NX: %v %v", ok, err)
+// floorCycle is one cycle of a floor: acquire (core.FloorSetNX or
+// core.FloorScriptedSetNX), then the scripted release, on the same client
+// and server as reqlock's.
+func floorCycle(ctx context.Context, b *testing.B, c redis.UniversalClient, acquire func(context.Context, redis.UniversalClient, string) error, key string) {
+	if err := acquire(ctx, c, key); err != nil {
+		b.Fatalf("floor acquire: %v", err)
 	}
-	if err := floorRelease.Run(ctx, c, []string{key}, "token-0123456789abcdef").Err(); err != nil {
-		b.Fatal(err)
+	if err := core.FloorRelease(ctx, c, key); err != nil {
+		b.Fatalf("floor release: %v", err)
 	}
 }
 
@@ -39,8 +36,20 @@ func lockCycle(ctx context.Context, b *testing.B, l *core.Locker, key string) {
 	}
 }
 
-// BenchmarkCycle: one uncontended TryObtain + Release, beside the floor.
-// Read reqlock/x against floor/x from the same run.
+// interleaved is the floor, the scripted floor (both on c) and l's cycle,
+// for benchratio to time in turn.
+func interleaved(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.Locker) []benchratio.Cycle {
+	return []benchratio.Cycle{
+		{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, "floor:{k}") }},
+		{Name: "scripted-floor", Run: func() { floorCycle(ctx, b, c, core.FloorScriptedSetNX, "floor:{k}") }},
+		{Name: "reqlock", Run: func() { lockCycle(ctx, b, l, "k") }},
+	}
+}
+
+// BenchmarkCycle: one uncontended TryObtain + Release, beside the floor
+// and the scripted floor. Read reqlock/x against floor/x (and
+// scripted-floor/x) from the same run; redis/sequential/ratio times all
+// three interleaved and reports the ratios directly.
 func BenchmarkCycle(b *testing.B) {
 	ctx := context.Background()
 	c := redistest.Start(b).Client(b)
@@ -50,7 +59,13 @@ func BenchmarkCycle(b *testing.B) {
 	b.Run("redis/sequential/floor", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			floorCycle(ctx, b, c, "floor:{k}")
+			floorCycle(ctx, b, c, core.FloorSetNX, "floor:{k}")
+		}
+	})
+	b.Run("redis/sequential/scripted-floor", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			floorCycle(ctx, b, c, core.FloorScriptedSetNX, "floor:{k}")
 		}
 	})
 	b.Run("redis/sequential/reqlock", func(b *testing.B) {
@@ -59,13 +74,25 @@ func BenchmarkCycle(b *testing.B) {
 			lockCycle(ctx, b, l, "k")
 		}
 	})
+	b.Run("redis/sequential/ratio", func(b *testing.B) {
+		benchratio.Ratios(b, interleaved(ctx, b, c, l)...)
+	})
 	var n atomic.Int64
 	b.Run("redis/parallel/floor", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			key := fmt.Sprintf("floor:{p%d}", n.Add(1))
 			for pb.Next() {
-				floorCycle(ctx, b, c, key)
+				floorCycle(ctx, b, c, core.FloorSetNX, key)
+			}
+		})
+	})
+	b.Run("redis/parallel/scripted-floor", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			key := fmt.Sprintf("floor:{p%d}", n.Add(1))
+			for pb.Next() {
+				floorCycle(ctx, b, c, core.FloorScriptedSetNX, key)
 			}
 		})
 	})

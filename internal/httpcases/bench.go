@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/benchratio"
 )
 
 // BenchRoute is the route every benchmark router serves: POST BenchPath,
@@ -78,22 +78,11 @@ func Bench(b *testing.B, build Build) {
 				}
 			})
 			b.Run("ratio", func(b *testing.B) {
-				var tc, tb, tl time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					cycle()
-					t1 := time.Now()
-					serve(bare)
-					t2 := time.Now()
-					serve(locked)
-					t3 := time.Now()
-					tc, tb, tl = tc+t1.Sub(t0), tb+t2.Sub(t1), tl+t3.Sub(t2)
-				}
-				n := float64(b.N)
-				b.ReportMetric(float64(tc)/n, "cycle-ns")
-				b.ReportMetric(float64(tb)/n, "bare-ns")
-				b.ReportMetric(float64(tl)/n, "locked-ns")
-				b.ReportMetric(float64(tl-tb)/float64(tc), "overhead/cycle")
+				ns := benchratio.Measure(b,
+					benchratio.Cycle{Name: "cycle", Run: cycle},
+					benchratio.Cycle{Name: "bare", Run: func() { serve(bare) }},
+					benchratio.Cycle{Name: "locked", Run: func() { serve(locked) }})
+				b.ReportMetric((ns[2]-ns[1])/ns[0], "overhead/cycle")
 			})
 		})
 	}
