@@ -180,7 +180,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	answers := fanOutUntil(ctx, s.nodes, timeout,
 		func(ctx context.Context, n *RedisStore) nodeAcquire {
 			a := acquireOn(ctx, n, l, floor)
-			if s.late.answered(l.Token, a.err == nil && !a.taken) {
+			if s.late.acquired(l.Token, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
 			}
 			return a
@@ -304,9 +304,15 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 // trip each. Nil when a quorum deleted our lock; ErrNotHeld when so many
 // nodes say it is not ours that we no longer held a quorum.
 func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
-	s.late.released(token)
+	tracked := s.late.releasing(token)
 	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) error { return n.Release(ctx, key, token) },
+		func(ctx context.Context, n *RedisStore) error {
+			err := n.Release(ctx, key, token)
+			if tracked && s.late.releasedOn(token, slices.Index(s.nodes, n), err) {
+				s.takeBack(n, key, token)
+			}
+			return err
+		},
 		func(err error) error { return err },
 		func(err error) bool { return err == nil }, s.quorum)
 	var deleted, notHeld int
