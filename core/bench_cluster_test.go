@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -25,22 +26,5 @@ func BenchmarkClusterCycle(b *testing.B) {
 		lk.Release(ctx)
 	}
 
-	b.Run("floor", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			floorCycle(ctx, b, single, core.FloorSetNX, "floor:{k}")
-		}
-	})
-	b.Run("scripted-floor", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			floorCycle(ctx, b, single, core.FloorScriptedSetNX, "floor:{k}")
-		}
-	})
-	b.Run("reqlock", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			lockCycle(ctx, b, l, "k")
-		}
-	})
+	benchratio.Each(b, "", func(b *testing.B) []benchratio.Cycle { return cycles(ctx, b, single, l, "k") })
 }

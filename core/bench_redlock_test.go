@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkRedlockCycle(b *testing.B) {
 
 	// fanOutFloor is one floor cycle: acquire on all five nodes at once,
 	// then the release on all five at once.
-	fanOutFloor := func(acquire func(context.Context, redis.UniversalClient, string) error) func() {
+	fanOutFloor := func(b *testing.B, acquire func(context.Context, redis.UniversalClient, string) error) func() {
 		return func() {
 			errs := fanOut(ctx, store.nodes, DefaultNodeTimeout,
 				func(ctx context.Context, n *RedisStore) error { return acquire(ctx, n.c, "floor:{k}") },
@@ -52,28 +53,19 @@ func BenchmarkRedlockCycle(b *testing.B) {
 			}
 		}
 	}
-	cycles := []struct {
-		Name string
-		Run  func()
-	}{
-		{Name: "floor", Run: fanOutFloor(FloorSetNX)},
-		{Name: "scripted-floor", Run: fanOutFloor(FloorScriptedSetNX)},
-		{Name: "reqlock", Run: func() {
-			lk, err := l.TryObtain(ctx, "k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := lk.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}},
-	}
-	for _, c := range cycles {
-		b.Run(c.Name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				c.Run()
-			}
-		})
-	}
+	benchratio.Each(b, "", func(b *testing.B) []benchratio.Cycle {
+		return []benchratio.Cycle{
+			{Name: "floor", Run: fanOutFloor(b, FloorSetNX)},
+			{Name: "scripted-floor", Run: fanOutFloor(b, FloorScriptedSetNX)},
+			{Name: "reqlock", Run: func() {
+				lk, err := l.TryObtain(ctx, "k")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lk.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}},
+		}
+	})
 }

@@ -36,13 +36,14 @@ func lockCycle(ctx context.Context, b *testing.B, l *core.Locker, key string) {
 	}
 }
 
-// interleaved is the floor, the scripted floor (both on c) and l's cycle,
-// for benchratio to time in turn.
-func interleaved(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.Locker) []benchratio.Cycle {
+// cycles is the floor and the scripted floor (both on c) and l's cycle,
+// each on a key of its own named by id. b is the benchmark that runs them.
+func cycles(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.Locker, id string) []benchratio.Cycle {
+	floorKey := "floor:{" + id + "}"
 	return []benchratio.Cycle{
-		{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, "floor:{k}") }},
-		{Name: "scripted-floor", Run: func() { floorCycle(ctx, b, c, core.FloorScriptedSetNX, "floor:{k}") }},
-		{Name: "reqlock", Run: func() { lockCycle(ctx, b, l, "k") }},
+		{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, floorKey) }},
+		{Name: "scripted-floor", Run: func() { floorCycle(ctx, b, c, core.FloorScriptedSetNX, floorKey) }},
+		{Name: "reqlock", Run: func() { lockCycle(ctx, b, l, id) }},
 	}
 }
 
@@ -55,56 +56,26 @@ func BenchmarkCycle(b *testing.B) {
 	c := redistest.Start(b).Client(b)
 	l := newLocker(core.NewRedisStore(c))
 	c.Ping(ctx) // connect and load nothing into the timings
+	on := func(id string) func(*testing.B) []benchratio.Cycle {
+		return func(b *testing.B) []benchratio.Cycle { return cycles(ctx, b, c, l, id) }
+	}
 
-	b.Run("redis/sequential/floor", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			floorCycle(ctx, b, c, core.FloorSetNX, "floor:{k}")
-		}
-	})
-	b.Run("redis/sequential/scripted-floor", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			floorCycle(ctx, b, c, core.FloorScriptedSetNX, "floor:{k}")
-		}
-	})
-	b.Run("redis/sequential/reqlock", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			lockCycle(ctx, b, l, "k")
-		}
-	})
+	benchratio.Each(b, "redis/sequential/", on("k"))
 	b.Run("redis/sequential/ratio", func(b *testing.B) {
-		benchratio.Ratios(b, interleaved(ctx, b, c, l)...)
+		benchratio.Ratios(b, on("k")(b)...)
 	})
 	var n atomic.Int64
-	b.Run("redis/parallel/floor", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			key := fmt.Sprintf("floor:{p%d}", n.Add(1))
-			for pb.Next() {
-				floorCycle(ctx, b, c, core.FloorSetNX, key)
-			}
+	for i, cy := range on("k")(b) {
+		b.Run("redis/parallel/"+cy.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				run := on(fmt.Sprint("p", n.Add(1)))(b)[i].Run
+				for pb.Next() {
+					run()
+				}
+			})
 		})
-	})
-	b.Run("redis/parallel/scripted-floor", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			key := fmt.Sprintf("floor:{p%d}", n.Add(1))
-			for pb.Next() {
-				floorCycle(ctx, b, c, core.FloorScriptedSetNX, key)
-			}
-		})
-	})
-	b.Run("redis/parallel/reqlock", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			key := fmt.Sprint("p", n.Add(1))
-			for pb.Next() {
-				lockCycle(ctx, b, l, key)
-			}
-		})
-	})
+	}
 
 	// The memory store's floor is a mutex-guarded map doing the same work
 	// without tokens, leases or fences.

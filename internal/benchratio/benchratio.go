@@ -45,3 +45,19 @@ func Ratios(b *testing.B, cycles ...Cycle) {
 		}
 	}
 }
+
+// Each runs every cycle as a sub-benchmark of its own, named prefix + its
+// name, with allocations reported: the same cycles one after another, for
+// ns/op and allocs/op beside the interleaved figures. cycles is called in
+// each sub-benchmark, so that the cycles it returns fail that one.
+func Each(b *testing.B, prefix string, cycles func(*testing.B) []Cycle) {
+	for i, c := range cycles(b) {
+		b.Run(prefix+c.Name, func(b *testing.B) {
+			run := cycles(b)[i].Run
+			b.ReportAllocs()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}

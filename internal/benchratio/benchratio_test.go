@@ -59,3 +59,24 @@ func TestRatios(t *testing.T) {
 		t.Errorf("b/a = %v, want < 1", r)
 	}
 }
+
+// TestEach: every cycle runs as its own sub-benchmark, and only its own
+// cycle runs there.
+func TestEach(t *testing.T) {
+	ran := map[string]int{}
+	testing.Benchmark(func(b *testing.B) {
+		clear(ran)
+		benchratio.Each(b, "x/", func(*testing.B) []benchratio.Cycle {
+			return []benchratio.Cycle{
+				{Name: "a", Run: func() { ran["a"]++ }},
+				{Name: "b", Run: func() { ran["b"]++; spin(time.Microsecond) }},
+			}
+		})
+	})
+	if ran["a"] == 0 || ran["b"] == 0 {
+		t.Fatalf("runs %v: each cycle should have run", ran)
+	}
+	if ran["a"] <= ran["b"] {
+		t.Fatalf("runs %v: the cheaper cycle should have run more often in its own benchmark", ran)
+	}
+}
