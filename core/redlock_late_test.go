@@ -10,7 +10,9 @@ import (
 
 // Acquire answers on a quorum while a slow node is still being asked, and
 // the lock can be released before that node runs the acquire. Whatever the
-// order the slow node runs the two in, it must not keep the lock.
+// order the slow node runs the two in, it must not keep the lock. Here the
+// order is the scheduler's, through a real SIGSTOP; redlock_order_test.go
+// forces each order in turn.
 func TestRedlockSlowNodeKeepsNothingAfterRelease(t *testing.T) {
 	servers, clients := startRedlock(t, 5)
 	s := core.NewRedlockStore(clients...).WithNodeTimeout(2 * time.Second)
@@ -32,7 +34,8 @@ func TestRedlockSlowNodeKeepsNothingAfterRelease(t *testing.T) {
 		}
 		<-resumed
 		// The slow node's acquire and release both run after the resume, in
-		// either order; give its answers time to come back.
+		// whichever order the server reads them in; give its answers time
+		// to come back.
 		for deadline := time.Now().Add(2 * time.Second); holders(t, clients, key, token) > 0 && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -26,7 +26,10 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 // see WithNodeTimeout); a dead or paused node costs that much, not the lease.
 // A successful acquire or release answers as soon as a majority agreed, so
 // then a slow node costs nothing; the late nodes' calls finish in the
-// background, and a grant that lands after the lock's release is taken back.
+// background, and a grant that answers after the lock's release was sent,
+// and that the release did not delete, is taken back. (A node that never
+// answers its acquire in time may still run it later; that copy lasts until
+// the lease ends, and blocks only that node.)
 //
 //   - Acquire succeeds when at least N/2+1 nodes took the lock and time is
 //     left: the validity it returns is ttl − elapsed − (ttl/100 + 2ms), on
@@ -176,11 +179,11 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	start := time.Now()
 	floor := any(start.UnixMicro()) // boxed once for all nodes
 	budget, timeout := s.budget(l.TTL)
-	s.late.track(l.Token, len(s.nodes))
+	lg := s.late.track(l.Key, l.Token, len(s.nodes))
 	answers := fanOutUntil(ctx, s.nodes, timeout,
 		func(ctx context.Context, n *RedisStore) nodeAcquire {
 			a := acquireOn(ctx, n, l, floor)
-			if s.late.acquired(l.Token, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
+			if s.late.acquired(lg, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
 			}
 			return a
@@ -208,20 +211,11 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		return Grant{Fence: fence, Validity: validity}, nil
 	}
 
-	// Not enough, or too late: take back our token wherever it may be, the
-	// nodes that said yes and those that did not answer.
-	undo := make([]*RedisStore, 0, len(s.nodes))
-	for i, a := range answers {
-		if !a.taken {
-			undo = append(undo, s.nodes[i])
-		}
-	}
-	if len(undo) > 0 {
-		rctx := context.WithoutCancel(ctx) // also when the caller gave up: that may be why we failed
-		fanOut(rctx, undo, s.nodeTimeout,
-			func(ctx context.Context, n *RedisStore) error { return n.Release(ctx, l.Key, l.Token) },
-			func(err error) error { return err })
-	}
+	// Not enough, or too late: take back our token wherever it may be. This
+	// is an ordinary release, so that a grant still on its way is taken back
+	// when it lands, and it goes on also when the caller gave up: that may be
+	// why we failed.
+	_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
 
 	switch {
 	case ok >= s.quorum:
@@ -304,11 +298,11 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 // trip each. Nil when a quorum deleted our lock; ErrNotHeld when so many
 // nodes say it is not ours that we no longer held a quorum.
 func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
-	tracked := s.late.releasing(token)
+	lg := s.late.releasing(key, token)
 	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
 		func(ctx context.Context, n *RedisStore) error {
 			err := n.Release(ctx, key, token)
-			if tracked && s.late.releasedOn(token, slices.Index(s.nodes, n), err) {
+			if lg != nil && s.late.releasedOn(lg, slices.Index(s.nodes, n), err) {
 				s.takeBack(n, key, token)
 			}
 			return err
