@@ -5,6 +5,7 @@ package core
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,63 +78,43 @@ func settle(t *testing.T, s *RedlockStore, slow *heldDoer, releases int32) {
 	}
 }
 
-// The release runs on the slow node before its acquire: the grant that
-// lands then is taken back.
-func TestRedlockReleaseBeforeSlowGrant(t *testing.T) {
-	s, slow, node := slowNodeStore(t)
-	released := make(chan struct{})
-	var once atomic.Bool
-	slow.beforeAcquire = func() { <-released }
-	slow.afterRelease = func() {
-		if once.CompareAndSwap(false, true) {
-			close(released)
-		}
+// TestRedlockSlowNodeOrders forces each order in which the slow node can
+// run an acquire and its release, and checks that it keeps nothing and is
+// asked again only when it must be.
+func TestRedlockSlowNodeOrders(t *testing.T) {
+	cases := []struct {
+		name string
+		// hold sets the slow node's hooks; wait blocks until signal ran.
+		hold     func(d *heldDoer, wait, signal func())
+		releases int32 // calls of the release script on the slow node
+	}{
+		{"release runs first, then the grant lands: taken back",
+			func(d *heldDoer, wait, signal func()) { d.beforeAcquire, d.afterRelease = wait, signal }, 2},
+		{"grant runs first, answers after the release was sent: not asked again",
+			func(d *heldDoer, wait, signal func()) { d.afterAcquire, d.beforeRelease = wait, signal }, 1},
 	}
-	ctx := context.Background()
-	const key = "reqlock:{order}"
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, slow, node := slowNodeStore(t)
+			ch := make(chan struct{})
+			var once sync.Once
+			c.hold(slow, func() { <-ch }, func() { once.Do(func() { close(ch) }) })
+			ctx := context.Background()
+			const key = "reqlock:{order}"
 
-	if _, err := s.Acquire(ctx, Lease{Key: key, Token: "tok", TTL: 10 * time.Second}); err != nil {
-		t.Fatalf("Acquire on four nodes: %v", err)
-	}
-	if err := s.Release(ctx, key, "tok"); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	settle(t, s, slow, 2)
-	if n := slow.releases.Load(); n != 2 {
-		t.Fatalf("%d releases on the slow node, want 2: the release, then the take-back", n)
-	}
-	if v, err := node.Get(ctx, key).Result(); err != redis.Nil {
-		t.Fatalf("slow node still holds %q (%v) after the take-back", v, err)
-	}
-}
-
-// The slow node runs its acquire before the release but answers only after
-// the release was sent: the release deletes the grant, and the node is not
-// asked again.
-func TestRedlockLateAnswerBeforeRelease(t *testing.T) {
-	s, slow, node := slowNodeStore(t)
-	sent := make(chan struct{})
-	var once atomic.Bool
-	slow.afterAcquire = func() { <-sent }
-	slow.beforeRelease = func() {
-		if once.CompareAndSwap(false, true) {
-			close(sent)
-		}
-	}
-	ctx := context.Background()
-	const key = "reqlock:{order}"
-
-	if _, err := s.Acquire(ctx, Lease{Key: key, Token: "tok", TTL: 10 * time.Second}); err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	if err := s.Release(ctx, key, "tok"); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	settle(t, s, slow, 1)
-	if n := slow.releases.Load(); n != 1 {
-		t.Fatalf("%d releases on the slow node, want 1: its release deleted the grant", n)
-	}
-	if v, err := node.Get(ctx, key).Result(); err != redis.Nil {
-		t.Fatalf("slow node still holds %q (%v)", v, err)
+			if _, err := s.Acquire(ctx, Lease{Key: key, Token: "tok", TTL: 10 * time.Second}); err != nil {
+				t.Fatalf("Acquire: %v", err)
+			}
+			if err := s.Release(ctx, key, "tok"); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			settle(t, s, slow, c.releases)
+			if n := slow.releases.Load(); n != c.releases {
+				t.Fatalf("%d releases on the slow node, want %d", n, c.releases)
+			}
+			if v, err := node.Get(ctx, key).Result(); err != redis.Nil {
+				t.Fatalf("slow node still holds %q (%v)", v, err)
+			}
+		})
 	}
 }
