@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +132,64 @@ func TestClusterReplicaAcks(t *testing.T) {
 			t.Fatalf("TryObtain: %v, want ErrNotReplicated", err)
 		}
 	}
+}
+
+// WithReplicaAcks on a Cluster follows a slot that has moved (MOVED) or is
+// moving (ASK): the acquire and its WAIT reach the node that owns the key,
+// which, with no replicas in this cluster, refuses the lock as unreplicated
+// and keeps nothing. A MOVED or ASK error would mean the pipeline went to
+// the wrong node.
+func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	s := core.NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
+	ctx := ctxT(t, 20*time.Second)
+	slot, err := cc.ClusterKeySlot(ctx, "{acks}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(phase, key string) {
+		t.Helper()
+		_, err := s.Acquire(ctx, core.Lease{Key: key, Token: "tok-" + phase, TTL: 10 * time.Second})
+		// While the slot moves, the importing node takes a two-key script
+		// only after ASKING, and then only once both keys are there: for a
+		// new lock it answers TRYAGAIN (without ASKING it would answer MOVED).
+		want := core.ErrNotReplicated
+		if phase == "moving" {
+			if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+				t.Fatalf("%s: Acquire: %v, want TRYAGAIN from the importing node", phase, err)
+			}
+		} else if !errors.Is(err, want) {
+			t.Fatalf("%s: Acquire: %v, want %v", phase, err, want)
+		}
+		for _, srv := range cl.Servers {
+			if keys, err := srv.Client(t).Keys(ctx, key).Result(); err != nil || len(keys) != 0 {
+				t.Fatalf("%s: %s keeps %v (%v)", phase, srv.Addr, keys, err)
+			}
+		}
+	}
+	others := func(than *redistest.Server) []*redistest.Server {
+		var out []*redistest.Server
+		for _, srv := range cl.Servers {
+			if srv != than {
+				out = append(out, srv)
+			}
+		}
+		return out
+	}
+
+	refused("settled", "a:{acks}") // the client learns the slot map
+	owner, err := cl.Owner(ctx, int(slot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := others(owner)[0]
+	cl.MoveSlot(t, int(slot), next)
+	refused("moved", "a:{acks}")
+
+	// Keys the migrating owner does not have (lock and fence alike) get ASK.
+	finish := cl.BeginMove(t, int(slot), others(next)[1])
+	refused("moving", "b:{acks}")
+	finish()
+	refused("moved again", "c:{acks}")
 }

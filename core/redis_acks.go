@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,10 +22,19 @@ var ErrNotReplicated = errors.New("reqlock: lock not confirmed by enough replica
 
 // replicaAcks is the WithReplicaAcks setting.
 type replicaAcks struct {
-	n       int
-	timeout time.Duration
-	args    []any // "wait", n, timeout in ms: boxed once
+	n           int
+	timeout     time.Duration
+	readTimeout time.Duration // the client's; <= 0: none
+
+	// loaded: the acquire script is known to the server, so EVALSHA will
+	// do. Until then the script goes whole, so that no NOSCRIPT makes the
+	// pipeline's WAIT run for nothing.
+	loaded atomic.Bool
 }
+
+// waitGranularity is how late Redis may end a WAIT: it looks at blocked
+// clients' timeouts on its timer, every 100 ms at the default hz of 10.
+const waitGranularity = 110 * time.Millisecond
 
 // WithReplicaAcks returns a store over the same client whose acquires also
 // wait for n replicas to acknowledge the lock, for at most timeout (Redis
@@ -33,19 +45,52 @@ type replicaAcks struct {
 // (or Cluster replicas): without it a failover right after an acquire can
 // promote a replica that never saw the lock, and hand it to a second client.
 // WAIT is sent in the same pipeline as the acquire script, on the same
-// connection, so the acquire stays one round trip; it lasts as long as the
-// slowest replica needs, timeout at most. Renewals are not waited for: a
-// replica may trail the master by one renewal, which the next renewal, a
-// third of a lease later, repairs. A replica that is promoted before it
-// caught up with a release is harmless: the lock just expires there.
+// connection, so the acquire stays one round trip; it returns once n
+// replicas have the lock, after timeout at most. Renewals are not waited
+// for: a replica may trail the master by one renewal, which the next
+// renewal, a third of a lease later, repairs. A replica that is promoted
+// before it caught up with a release is harmless: the lock just expires
+// there.
 //
-// It panics unless n > 0 and timeout > 0 (WAIT 0 would block forever).
+// WAIT is cut shorter than timeout where it must be, so that Redis answers
+// before the caller's context ends and before the client's ReadTimeout:
+// a read that timed out would cost the connection, and with retries on,
+// go-redis would send the acquire again. Redis ends a WAIT up to 100 ms late
+// (at the default hz), so a deadline shorter than that leaves WAIT no time. While fewer than n replicas are
+// connected, an attempt that finds the lock taken waits out that time too:
+// WAIT cannot be left out of the one round trip for it.
+//
+// It panics unless n > 0 and timeout > 0 (WAIT 0 would block forever), and
+// on a Ring, which shards keys over independent servers.
 func (s *RedisStore) WithReplicaAcks(n int, timeout time.Duration) *RedisStore {
 	if n <= 0 || timeout <= 0 {
 		panic(fmt.Sprintf("reqlock: WithReplicaAcks(%d, %v): both must be positive", n, timeout))
 	}
-	ms := max(timeout.Milliseconds(), 1)
-	return &RedisStore{c: s.c, d: s.d, acks: &replicaAcks{n: n, timeout: timeout, args: []any{"wait", n, ms}}}
+	acks := &replicaAcks{n: n, timeout: timeout}
+	switch c := s.c.(type) {
+	case *redis.Ring:
+		panic("reqlock: WithReplicaAcks: a Ring shards keys over independent servers; use a Client, a FailoverClient or a ClusterClient")
+	case *redis.Client:
+		acks.readTimeout = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		acks.readTimeout = c.Options().ReadTimeout
+	}
+	return &RedisStore{c: s.c, d: s.d, acks: acks}
+}
+
+// waitArgs is the WAIT command for one acquire: timeout, or less when the
+// context's deadline or the client's read timeout comes first, leaving room
+// for Redis's lateness in ending it and a tenth for the round trip.
+func (a *replicaAcks) waitArgs(ctx context.Context) []any {
+	within := func(limit time.Duration) time.Duration { return limit - limit/10 - waitGranularity }
+	d := a.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, within(time.Until(dl)))
+	}
+	if a.readTimeout > 0 {
+		d = min(d, within(a.readTimeout))
+	}
+	return []any{"wait", a.n, max(d.Milliseconds(), 1)}
 }
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.
@@ -58,49 +103,132 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 		return Grant{}, &NotObtainedError{Remaining: time.Duration(-v) * time.Millisecond}
 	}
 	if acks < int64(s.acks.n) {
-		_ = s.Release(ctx, l.Key, l.Token) // if this fails, the Locker's cleanup retries it
-		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, acks, s.acks.n, s.acks.timeout)
+		// On a context of its own: WAIT may have used most of the caller's.
+		// If this fails, the Locker's cleanup retries it.
+		_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
+		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
 	}
 	return Grant{Fence: uint64(v), Validity: validity(l.TTL)}, nil
 }
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the
 // server that owns the lock: WAIT counts the writes of its own connection. On a
-// Cluster that is the key's master, asked directly.
+// Cluster that is the key's master, asked directly, and if the slot has moved
+// (MOVED) or is moving (ASK), the node the redirect names.
 func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	args := append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)
-	var c redis.Cmdable = s.c
-	if cc, ok := s.c.(*redis.ClusterClient); ok {
-		if c, err = cc.MasterForKey(ctx, l.Key); err != nil {
+	cc, _ := s.c.(*redis.ClusterClient)
+	var node ackNode = s.c
+	if cc != nil {
+		if node, err = cc.MasterForKey(ctx, l.Key); err != nil {
 			return 0, 0, err
 		}
 	}
-	send := func(verb, script any) (*redis.Cmd, *redis.Cmd) {
-		args[0], args[1], args[2] = verb, script, acquireCall.numKeys
-		var eval, wait *redis.Cmd
-		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			eval = p.Do(ctx, args...)
-			wait = p.Do(ctx, s.acks.args...)
-			return nil
-		})
-		return eval, wait
-	}
-	eval, wait := send("evalsha", acquireCall.sha)
-	if replyIs(eval.Err(), "NOSCRIPT") { // first use, restart, failover
-		eval, wait = send("eval", acquireCall.source)
-	}
-	if result, err = eval.Int64(); err != nil {
-		if cc, ok := s.c.(*redis.ClusterClient); ok && (replyIs(err, "MOVED") || replyIs(err, "ASK")) {
-			cc.ReloadState(ctx) // the slot moved; the next attempt asks the new owner
+	asking := false
+	var evalCmd, waitCmd *redis.Cmd
+	for redirected := false; ; redirected = true {
+		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, args)
+		result, err = evalCmd.Int64()
+		if cc == nil || redirected || !(replyIs(err, "MOVED") || replyIs(err, "ASK")) {
+			if err == nil {
+				acks, err = waitCmd.Int64()
+			}
+			break
 		}
-		return 0, 0, err
+		// The script did not run. Follow the redirect once; the cluster
+		// client learns the new owner in the background.
+		cc.ReloadState(ctx)
+		target := clusterNodeAt(ctx, cc, redirectAddr(err))
+		if target == nil {
+			return 0, 0, err
+		}
+		node, asking = target, replyIs(err, "ASK")
 	}
-	if acks, err = wait.Int64(); err != nil {
-		if result > 0 {
-			_ = s.Release(ctx, l.Key, l.Token)
+	if err != nil {
+		// The script may have run and only the end of the pipeline failed
+		// (WAIT, or the connection under it; go-redis then marks the script's
+		// command failed too, but keeps its reply): give back a lock it took.
+		if v, ok := evalCmd.Val().(int64); ok && v > 0 {
+			_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
 		}
 		return 0, 0, err
 	}
 	return result, acks, nil
+}
+
+// ackNode is where an acked acquire goes: the client, or one Cluster node.
+type ackNode interface {
+	doer
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// sendAcked sends the acquire (EVALSHA, and EVAL if the server lacks the
+// script) with WAIT behind it, on one connection of node; ASKING first for
+// a slot being imported there.
+func (s *RedisStore) sendAcked(ctx context.Context, node ackNode, asking bool, args []any) (evalCmd, waitCmd *redis.Cmd) {
+	send := func(verb, script any, withWait bool) {
+		args[0], args[1], args[2] = verb, script, acquireCall.numKeys
+		waitCmd = nil
+		_, _ = node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if asking {
+				p.Do(ctx, "asking")
+			}
+			evalCmd = p.Do(ctx, args...)
+			if withWait {
+				waitCmd = p.Do(ctx, s.acks.waitArgs(ctx)...)
+			}
+			return nil
+		})
+	}
+	if s.acks.loaded.Load() {
+		send("evalsha", acquireCall.sha, true)
+	} else {
+		send("eval", acquireCall.source, true)
+	}
+	if replyIs(evalCmd.Err(), "NOSCRIPT") { // a restart, a failover, another Cluster node
+		s.acks.loaded.Store(false)
+		// EVAL alone, and WAIT only for a lock it took: the first WAIT
+		// already used some of the time.
+		send("eval", acquireCall.source, false)
+		if v, err := evalCmd.Int64(); err == nil && v > 0 {
+			waitCmd = node.Do(ctx, s.acks.waitArgs(ctx)...) // what is left of the deadline
+		}
+	}
+	if evalCmd.Err() == nil {
+		s.acks.loaded.Store(true)
+	}
+	if waitCmd == nil {
+		waitCmd = redis.NewCmd(ctx)
+		waitCmd.SetVal(int64(0))
+	}
+	return evalCmd, waitCmd
+}
+
+// redirectAddr is the address in a MOVED or ASK reply: "MOVED 3999 host:port".
+func redirectAddr(err error) string {
+	f := strings.Fields(err.Error())
+	if len(f) < 3 {
+		return ""
+	}
+	return f[2]
+}
+
+// clusterNodeAt is the cluster client's own client for the node at addr, or
+// nil when its slot map does not know one.
+func clusterNodeAt(ctx context.Context, cc *redis.ClusterClient, addr string) *redis.Client {
+	if addr == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	var found *redis.Client
+	_ = cc.ForEachShard(ctx, func(_ context.Context, c *redis.Client) error {
+		if c.Options().Addr == addr {
+			mu.Lock()
+			found = c
+			mu.Unlock()
+		}
+		return nil
+	})
+	return found
 }

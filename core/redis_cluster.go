@@ -10,9 +10,11 @@ import (
 // masterDoer sends a script call straight to the Cluster master that owns
 // its first key, as the cluster client would, minus the cluster client's
 // per-command routing work, which costs about as much as our whole script.
-// A slot that has moved answers MOVED or ASK without running the script;
-// then the call goes again through the cluster client, which follows the
-// redirect and refreshes its slot map.
+// A slot that has moved answers MOVED or ASK without running the script,
+// and a node that cannot serve it yet TRYAGAIN, CLUSTERDOWN, LOADING,
+// MASTERDOWN or (a demoted master) READONLY; then the call goes again
+// through the cluster client, which follows the redirect, waits, or
+// refreshes its slot map.
 //
 // Hooks added to the ClusterClient itself do not see these calls; hooks
 // added to its node clients (ClusterOptions.OnNewNode, as tracing libraries
@@ -28,13 +30,16 @@ func (m masterDoer) Do(ctx context.Context, args ...any) *redis.Cmd {
 			var answer redis.Error
 			if err != nil && !errors.As(err, &answer) {
 				// The master did not answer (failed over, unreachable). The
-				// call may have run, so it is not sent again; but the slot map
-				// is refreshed, since calls that bypass the cluster client
-				// would not tell it, and it only reloads on its own every 10s.
+				// call may have run, so it is not sent again from here (the
+				// node client resends it only if ClusterOptions.MaxRetries
+				// asks it to, which a retried acquire tolerates: it finds its
+				// own token); but the slot map is refreshed, since calls that
+				// bypass the cluster client would not tell it, and it only
+				// reloads on its own every 10s.
 				m.cc.ReloadState(ctx)
 				return cmd
 			}
-			if !replyIs(err, "MOVED") && !replyIs(err, "ASK") {
+			if !clusterRetries(err) {
 				return cmd
 			}
 		}
@@ -49,4 +54,16 @@ func scriptDoer(c redis.UniversalClient) doer {
 		return masterDoer{cc}
 	}
 	return c
+}
+
+// clusterRetries reports whether err is a reply for which the script did
+// not run, or (READONLY, raised by a script's first write) ran without
+// changing anything, and the cluster client knows what to do.
+func clusterRetries(err error) bool {
+	for _, prefix := range [...]string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY"} {
+		if replyIs(err, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/v9"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -149,13 +151,31 @@ func TestSentinelReplicaAcks(t *testing.T) {
 func TestReplicaAcksWithoutReplicas(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	s := core.NewRedisStore(c).WithReplicaAcks(1, 5*time.Millisecond)
-	_, err := s.Acquire(ctxT(t, 5*time.Second), core.Lease{Key: "reqlock:{solo}", Token: "t", TTL: time.Second})
+	ctx := ctxT(t, 5*time.Second)
+	_, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{solo}", Token: "t", TTL: time.Second})
 	if !errors.Is(err, core.ErrNotReplicated) {
 		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
 	}
+	if n, err := c.Exists(ctx, "reqlock:{solo}").Result(); err != nil || n != 0 {
+		t.Fatalf("the store left its unconfirmed lock behind (%d, %v)", n, err)
+	}
+	// The same after the server lost its scripts (a restart, a failover).
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Acquire(ctx, core.Lease{Key: "reqlock:{solo}", Token: "t2", TTL: time.Second})
+	if !errors.Is(err, core.ErrNotReplicated) {
+		t.Fatalf("Acquire after SCRIPT FLUSH: %v, want ErrNotReplicated", err)
+	}
+	if n, err := c.Exists(ctx, "reqlock:{solo}").Result(); err != nil || n != 0 {
+		t.Fatalf("after SCRIPT FLUSH the store left its lock behind (%d, %v)", n, err)
+	}
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": c.Options().Addr}})
+	defer ring.Close()
 	for name, f := range map[string]func(){
 		"n":       func() { core.NewRedisStore(c).WithReplicaAcks(0, time.Second) },
 		"timeout": func() { core.NewRedisStore(c).WithReplicaAcks(1, 0) },
+		"client":  func() { core.NewRedisStore(ring).WithReplicaAcks(1, time.Second) },
 	} {
 		func() {
 			defer func() {
@@ -165,5 +185,48 @@ func TestReplicaAcksWithoutReplicas(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// WAIT never outlasts the caller's deadline: with no replica and a WAIT
+// timeout far past the deadline, Redis still answers in time, so the
+// acquire says "not replicated" (not a timeout) and keeps nothing.
+func TestReplicaAcksWaitWithinDeadline(t *testing.T) {
+	c := redistest.Start(t).Client(t)
+	s := core.NewRedisStore(c).WithReplicaAcks(1, time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{deadline}", Token: "t", TTL: 10 * time.Second})
+	if !errors.Is(err, core.ErrNotReplicated) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
+	}
+	if n, err := c.Exists(ctxT(t, time.Second), "reqlock:{deadline}").Result(); err != nil || n != 0 {
+		t.Fatalf("unconfirmed lock left behind (%d, %v)", n, err)
+	}
+}
+
+// WAIT never outlasts the client's ReadTimeout either: a read that timed
+// out would make go-redis, with retries on, send the acquire and WAIT again.
+func TestReplicaAcksWaitWithinReadTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	opts := redistest.ClientOptions(srv.Addr)
+	opts.ReadTimeout, opts.MaxRetries = 300*time.Millisecond, 3
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx := ctxT(t, 10*time.Second)
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := core.NewRedisStore(c).WithReplicaAcks(1, time.Minute)
+	_, err := s.Acquire(context.Background(), core.Lease{Key: "reqlock:{read}", Token: "t", TTL: 10 * time.Second})
+	if !errors.Is(err, core.ErrNotReplicated) {
+		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
+	}
+	stats, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stats, "cmdstat_wait:calls=1,") {
+		t.Fatalf("WAIT ran other than once:\n%s", stats)
 	}
 }

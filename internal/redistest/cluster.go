@@ -143,6 +143,15 @@ func (c *Cluster) Owner(ctx context.Context, slot int) (*Server, error) {
 // MOVED afterwards.
 func (c *Cluster) MoveSlot(t testing.TB, slot int, to *Server) {
 	t.Helper()
+	c.BeginMove(t, slot, to)()
+}
+
+// BeginMove starts moving slot to master to and stops halfway: the slot is
+// MIGRATING on its owner and IMPORTING on to, so the owner answers ASK for
+// keys it does not have. The returned func finishes the move as MoveSlot
+// does; call it before the test ends.
+func (c *Cluster) BeginMove(t testing.TB, slot int, to *Server) (finish func()) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	from, err := c.Owner(ctx, slot)
@@ -169,25 +178,31 @@ func (c *Cluster) MoveSlot(t testing.TB, slot int, to *Server) {
 	}
 	must(dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err())
 	must(src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err())
-	for range 10_000 { // bounded: 100 keys a batch
-		keys, err := src.ClusterGetKeysInSlot(ctx, slot, 100).Result()
-		must(err)
-		if len(keys) == 0 {
-			break
+	return func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for range 10_000 { // bounded: 100 keys a batch
+			keys, err := src.ClusterGetKeysInSlot(ctx, slot, 100).Result()
+			must(err)
+			if len(keys) == 0 {
+				break
+			}
+			args := []any{"MIGRATE", "127.0.0.1", to.Port, "", 0, 5000, "KEYS"}
+			for _, k := range keys {
+				args = append(args, k)
+			}
+			must(src.Do(ctx, args...).Err())
 		}
-		args := []any{"MIGRATE", "127.0.0.1", to.Port, "", 0, 5000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		must(src.Do(ctx, args...).Err())
-	}
-	// The new owner first, then the old one, then the rest: the order
-	// redis-cli uses, so that no node points at a node that disowns the slot.
-	must(dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
-	must(src.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
-	for _, s := range c.Servers {
-		if s != from && s != to {
-			must(c.node(s).Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+		// The new owner first, then the old one, then the rest: the order
+		// redis-cli uses, so that no node points at a node that disowns the
+		// slot.
+		must(dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+		must(src.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+		for _, s := range c.Servers {
+			if s != from && s != to {
+				must(c.node(s).Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+			}
 		}
 	}
 }
