@@ -77,7 +77,10 @@ func OpenRedlock(tb testing.TB) Backend {
 		clients[i] = srv.Client(tb)
 	}
 	return Backend{
-		Store:      core.NewRedlockStore(clients...),
+		// A node timeout that a machine loaded by parallel tests under the
+		// race detector does not run past; the cases that hang the store
+		// bound each attempt with StoreTimeout instead.
+		Store:      core.NewRedlockStore(clients...).WithNodeTimeout(time.Second),
 		SplitVotes: true,
 		Vanish: func(k string) {
 			for _, c := range clients {
