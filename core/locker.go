@@ -187,7 +187,7 @@ func ContextWithAttemptTimeout(ctx context.Context, d time.Duration) context.Con
 }
 
 // releaseTimeout bounds a release made on a context detached from the caller.
-func (l *Locker) releaseTimeout() time.Duration { return min(l.ttl, 3*time.Second) }
+func (l *Locker) releaseTimeout() time.Duration { return detachedReleaseTimeout(l.ttl) }
 
 // newToken returns 128 random bits, URL-safe: unguessable, so only the holder
 // can extend or release.

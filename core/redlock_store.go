@@ -215,7 +215,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	// is an ordinary release, so that a grant still on its way is taken back
 	// when it lands, and it goes on also when the caller gave up: that may be
 	// why we failed.
-	_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
+	giveBack(ctx, s, l)
 
 	switch {
 	case ok >= s.quorum:

@@ -55,3 +55,17 @@ type Renewal struct {
 	// Err is nil, ErrNotHeld, or a failure of the store.
 	Err error
 }
+
+// detachedReleaseTimeout bounds a release made on a context cut loose from
+// the caller's: never past the lease, after which there is nothing left to
+// release, and never long.
+func detachedReleaseTimeout(ttl time.Duration) time.Duration { return min(ttl, 3*time.Second) }
+
+// giveBack releases a lease that an acquire took but cannot hand out, on a
+// context of its own (the caller's may be what ran out, which is why) and
+// bounded.
+func giveBack(ctx context.Context, s Store, l Lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedReleaseTimeout(l.TTL))
+	defer cancel()
+	_ = s.Release(ctx, l.Key, l.Token)
+}
