@@ -178,6 +178,29 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 		return out
 	}
 
+	// answered counts the replies of one kind the servers sent since the
+	// last call, so that each phase is seen to take the path it is about.
+	answered := func(kind string) int {
+		t.Helper()
+		total := 0
+		for _, srv := range cl.Servers {
+			c := srv.Client(t)
+			stats, err := c.Info(ctx, "errorstats").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if i := strings.Index(stats, "errorstat_"+kind+":count="); i >= 0 {
+				_, _ = fmt.Sscanf(stats[i:], "errorstat_"+kind+":count=%d", &n)
+			}
+			total += n
+			if err := c.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return total
+	}
+
 	refused("settled", "a:{acks}") // the client learns the slot map
 	owner, err := cl.Owner(ctx, int(slot))
 	if err != nil {
@@ -185,11 +208,23 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 	}
 	next := others(owner)[0]
 	cl.MoveSlot(t, int(slot), next)
+	answered("MOVED")
 	refused("moved", "a:{acks}")
+	if n := answered("MOVED"); n != 1 {
+		t.Fatalf("moved: %d MOVED replies, want the one the acquire followed", n)
+	}
 
 	// Keys the migrating owner does not have (lock and fence alike) get ASK.
 	finish := cl.BeginMove(t, int(slot), others(next)[1])
+	answered("ASK")
 	refused("moving", "b:{acks}")
+	if n := answered("ASK"); n != 1 {
+		t.Fatalf("moving: %d ASK replies, want the one the acquire followed", n)
+	}
 	finish()
-	refused("moved again", "c:{acks}")
+	answered("MOVED")
+	refused("moved again", "c:{acks}") // a node the store has met before
+	if n := answered("MOVED"); n != 1 {
+		t.Fatalf("moved again: %d MOVED replies, want the one the acquire followed", n)
+	}
 }

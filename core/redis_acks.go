@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,10 +24,14 @@ type replicaAcks struct {
 	timeout     time.Duration
 	readTimeout time.Duration // the client's; <= 0: none
 
-	// loaded: the acquire script is known to the server, so EVALSHA will
-	// do. Until then the script goes whole, so that no NOSCRIPT makes the
-	// pipeline's WAIT run for nothing.
-	loaded atomic.Bool
+	// loaded holds the addresses of the servers known to have the acquire
+	// script, so that EVALSHA will do there. Until then the script goes
+	// whole, so that no NOSCRIPT makes the pipeline's WAIT run for nothing.
+	loaded sync.Map // node address → struct{}
+
+	// nodes are a Cluster's node clients by address, for following a
+	// redirect without asking the cluster for its slot map each time.
+	nodes sync.Map // normalised address → *redis.Client
 }
 
 // waitGranularity is how late Redis may end a WAIT: it looks at blocked
@@ -56,9 +58,10 @@ const waitGranularity = 110 * time.Millisecond
 // before the caller's context ends and before the client's ReadTimeout:
 // a read that timed out would cost the connection, and with retries on,
 // go-redis would send the acquire again. Redis ends a WAIT up to 100 ms late
-// (at the default hz), so a deadline shorter than that leaves WAIT no time. While fewer than n replicas are
-// connected, an attempt that finds the lock taken waits out that time too:
-// WAIT cannot be left out of the one round trip for it.
+// (at the default hz), so a deadline shorter than that leaves WAIT no time.
+// While fewer than n replicas are connected, an attempt that finds the lock
+// taken waits out that time too: WAIT cannot be left out of the one round
+// trip for it.
 //
 // It panics unless n > 0 and timeout > 0 (WAIT 0 would block forever), and
 // on a Ring, which shards keys over independent servers.
@@ -103,9 +106,7 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 		return Grant{}, &NotObtainedError{Remaining: time.Duration(-v) * time.Millisecond}
 	}
 	if acks < int64(s.acks.n) {
-		// On a context of its own: WAIT may have used most of the caller's.
-		// If this fails, the Locker's cleanup retries it.
-		_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
+		giveBack(ctx, s, l)
 		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
 	}
 	return Grant{Fence: uint64(v), Validity: validity(l.TTL)}, nil
@@ -129,28 +130,32 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks in
 	var evalCmd, waitCmd *redis.Cmd
 	for redirected := false; ; redirected = true {
 		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, args)
-		result, err = evalCmd.Int64()
+		err = evalCmd.Err()
+		if redirected {
+			s.acks.forgetNode(node, err)
+		}
 		if cc == nil || redirected || !(replyIs(err, "MOVED") || replyIs(err, "ASK")) {
-			if err == nil {
-				acks, err = waitCmd.Int64()
-			}
 			break
 		}
-		// The script did not run. Follow the redirect once; the cluster
-		// client learns the new owner in the background.
-		cc.ReloadState(ctx)
-		target := clusterNodeAt(ctx, cc, redirectAddr(err))
+		// The script did not run: follow the redirect, once.
+		target := s.acks.redirectTarget(ctx, cc, err)
 		if target == nil {
 			return 0, 0, err
 		}
 		node, asking = target, replyIs(err, "ASK")
 	}
 	if err != nil {
-		// The script may have run and only the end of the pipeline failed
-		// (WAIT, or the connection under it; go-redis then marks the script's
-		// command failed too, but keeps its reply): give back a lock it took.
-		if v, ok := evalCmd.Val().(int64); ok && v > 0 {
-			_ = s.Release(context.WithoutCancel(ctx), l.Key, l.Token)
+		// Either an answer saying the script did not run, or no answer, in
+		// which case the Locker takes back what the token may hold.
+		return 0, 0, err
+	}
+	if result, err = evalCmd.Int64(); err != nil {
+		return 0, 0, err
+	}
+	if acks, err = waitCmd.Int64(); err != nil {
+		// The script ran and only WAIT failed: give back a lock it took.
+		if result > 0 {
+			giveBack(ctx, s, l)
 		}
 		return 0, 0, err
 	}
@@ -163,72 +168,47 @@ type ackNode interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// sendAcked sends the acquire (EVALSHA, and EVAL if the server lacks the
-// script) with WAIT behind it, on one connection of node; ASKING first for
-// a slot being imported there.
+// sendAcked sends the acquire, EVALSHA where node is known to have the
+// script and EVAL elsewhere, with WAIT behind it on the same connection;
+// ASKING first for a slot being imported there. A NOSCRIPT (a restart, a
+// failover) sends both again, the script whole: WAIT must follow the write
+// on its own connection, which a second pipeline may not get. While
+// replicas are missing, the first WAIT then takes its time for nothing;
+// that needs both at once, and is rare.
 func (s *RedisStore) sendAcked(ctx context.Context, node ackNode, asking bool, args []any) (evalCmd, waitCmd *redis.Cmd) {
-	send := func(verb, script any, withWait bool) {
-		args[0], args[1], args[2] = verb, script, acquireCall.numKeys
-		waitCmd = nil
+	addr := nodeAddr(node)
+	_, loaded := s.acks.loaded.Load(addr)
+	for {
+		args[0], args[1], args[2] = "eval", acquireCall.source, acquireCall.numKeys
+		if loaded {
+			args[0], args[1] = "evalsha", acquireCall.sha
+		}
 		_, _ = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			if asking {
 				p.Do(ctx, "asking")
 			}
 			evalCmd = p.Do(ctx, args...)
-			if withWait {
-				waitCmd = p.Do(ctx, s.acks.waitArgs(ctx)...)
-			}
+			waitCmd = p.Do(ctx, s.acks.waitArgs(ctx)...)
 			return nil
 		})
-	}
-	if s.acks.loaded.Load() {
-		send("evalsha", acquireCall.sha, true)
-	} else {
-		send("eval", acquireCall.source, true)
-	}
-	if replyIs(evalCmd.Err(), "NOSCRIPT") { // a restart, a failover, another Cluster node
-		s.acks.loaded.Store(false)
-		// EVAL alone, and WAIT only for a lock it took: the first WAIT
-		// already used some of the time.
-		send("eval", acquireCall.source, false)
-		if v, err := evalCmd.Int64(); err == nil && v > 0 {
-			waitCmd = node.Do(ctx, s.acks.waitArgs(ctx)...) // what is left of the deadline
+		if !loaded || !replyIs(evalCmd.Err(), "NOSCRIPT") {
+			break
 		}
+		s.acks.loaded.Delete(addr)
+		loaded = false
 	}
 	if evalCmd.Err() == nil {
-		s.acks.loaded.Store(true)
-	}
-	if waitCmd == nil {
-		waitCmd = redis.NewCmd(ctx)
-		waitCmd.SetVal(int64(0))
+		s.acks.loaded.Store(addr, struct{}{})
 	}
 	return evalCmd, waitCmd
 }
 
-// redirectAddr is the address in a MOVED or ASK reply: "MOVED 3999 host:port".
-func redirectAddr(err error) string {
-	f := strings.Fields(err.Error())
-	if len(f) < 3 {
-		return ""
+// nodeAddr names the server behind node, for remembering what it has
+// loaded. A FailoverClient's name stays the same across failovers, which
+// the NOSCRIPT from a new master repairs.
+func nodeAddr(node ackNode) string {
+	if c, ok := node.(*redis.Client); ok {
+		return c.Options().Addr
 	}
-	return f[2]
-}
-
-// clusterNodeAt is the cluster client's own client for the node at addr, or
-// nil when its slot map does not know one.
-func clusterNodeAt(ctx context.Context, cc *redis.ClusterClient, addr string) *redis.Client {
-	if addr == "" {
-		return nil
-	}
-	var mu sync.Mutex
-	var found *redis.Client
-	_ = cc.ForEachShard(ctx, func(_ context.Context, c *redis.Client) error {
-		if c.Options().Addr == addr {
-			mu.Lock()
-			found = c
-			mu.Unlock()
-		}
-		return nil
-	})
-	return found
+	return ""
 }
