@@ -120,6 +120,67 @@ func TestClusterLockSurvivesReshard(t *testing.T) {
 	}
 }
 
+// While a slot is half-moved, a lock already held in it works as before (its
+// keys are still on the old owner, which serves them) and a contender is
+// told it is taken; a new lock in the slot is unavailable, as the README
+// says: the old owner sends it on (ASK), and the new owner answers TRYAGAIN
+// until both keys are there. Once the move is done, everything works again
+// and the fence has travelled with the keys.
+func TestClusterLockDuringSlotMigration(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	ctx := ctxT(t, 20*time.Second)
+	store := core.NewRedisStore(cc)
+	held := core.Lease{Key: "a:{migrating}", Token: "holder", TTL: 10 * time.Second}
+	fresh := core.Lease{Key: "b:{migrating}", Token: "newcomer", TTL: 10 * time.Second}
+	g, err := store.Acquire(ctx, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, err := cc.ClusterKeySlot(ctx, held.Key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := cl.Owner(ctx, int(slot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := cl.Servers[0]
+	if to == from {
+		to = cl.Servers[1]
+	}
+	finish := cl.BeginMove(t, int(slot), to)
+
+	if r := store.Extend(ctx, []core.Lease{held}); r[0].Err != nil {
+		t.Fatalf("Extend while the slot moves: %v", r[0].Err)
+	}
+	if left, err := store.TTL(ctx, held.Key, held.Token); err != nil || left <= 0 {
+		t.Fatalf("TTL while the slot moves: %v, %v", left, err)
+	}
+	contender := core.Lease{Key: held.Key, Token: "contender", TTL: time.Second}
+	if _, err := store.Acquire(ctx, contender); !errors.Is(err, core.ErrNotObtained) {
+		t.Fatalf("contender while the slot moves: %v, want ErrNotObtained", err)
+	}
+	if _, err := store.Acquire(ctx, fresh); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+		t.Fatalf("new lock while the slot moves: %v, want TRYAGAIN", err)
+	}
+	if err := store.Release(ctx, held.Key, held.Token); err != nil {
+		t.Fatalf("Release while the slot moves: %v", err)
+	}
+
+	finish()
+	if _, err := store.Acquire(ctx, fresh); err != nil {
+		t.Fatalf("new lock after the move: %v", err)
+	}
+	again, err := store.Acquire(ctx, core.Lease{Key: held.Key, Token: "next", TTL: time.Second})
+	if err != nil {
+		t.Fatalf("the released lock after the move: %v", err)
+	}
+	if again.Fence <= g.Fence {
+		t.Fatalf("fence went from %d to %d across the move", g.Fence, again.Fence)
+	}
+}
+
 // WithReplicaAcks on a Cluster sends the acquire and WAIT to the key's own
 // master (a wrong node would answer MOVED): with no replicas in this cluster
 // the lock is refused as unreplicated, on every master.
