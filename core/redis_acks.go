@@ -114,35 +114,47 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the
 // server that owns the lock: WAIT counts the writes of its own connection. On a
-// Cluster that is the key's master, asked directly, and if the slot has moved
-// (MOVED) or is moving (ASK), the node the redirect names.
+// Cluster that is the key's master, asked directly, and where the slot has
+// moved (MOVED) or is moving (ASK), the node the redirect names, for as many
+// redirects as the cluster client's MaxRedirects allows.
 func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	args := append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
+	hops := 0 // redirects the cluster client would follow
 	if cc != nil {
 		if node, err = cc.MasterForKey(ctx, l.Key); err != nil {
 			return 0, 0, err
 		}
+		hops = cc.Options().MaxRedirects
 	}
 	asking := false
+	var redirect error // the last MOVED or ASK followed
 	var evalCmd, waitCmd *redis.Cmd
-	for redirected := false; ; redirected = true {
+	for ; ; hops-- {
 		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, args)
 		err = evalCmd.Err()
-		if redirected {
-			s.acks.forgetNode(node, err)
+		switch {
+		case redirect != nil && errors.Is(err, redis.ErrClosed):
+			// A node client kept from an earlier redirect that the cluster
+			// client has closed since: look the node up afresh.
+			s.acks.forgetNode(node)
+		case replyIs(err, "MOVED") || replyIs(err, "ASK"):
+			redirect = err // the script did not run
+		default:
+			hops = 0
 		}
-		if cc == nil || redirected || !(replyIs(err, "MOVED") || replyIs(err, "ASK")) {
+		if hops <= 0 {
 			break
 		}
-		// The script did not run: follow the redirect, once.
-		target := s.acks.redirectTarget(ctx, cc, err)
+		// Follow the redirect: a slot map older than two moves can take a
+		// MOVED and then an ASK.
+		target := s.acks.redirectTarget(ctx, cc, redirect)
 		if target == nil {
 			return 0, 0, err
 		}
-		node, asking = target, replyIs(err, "ASK")
+		node, asking = target, replyIs(redirect, "ASK")
 	}
 	if err != nil {
 		// Either an answer saying the script did not run, or no answer, in

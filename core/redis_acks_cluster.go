@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 
@@ -39,10 +38,11 @@ func (a *replicaAcks) redirectTarget(ctx context.Context, cc *redis.ClusterClien
 	return nil
 }
 
-// forgetNode drops a remembered node client the cluster client has closed
-// (the node left the cluster), so the next redirect looks it up afresh.
-func (a *replicaAcks) forgetNode(node ackNode, err error) {
-	if c, ok := node.(*redis.Client); ok && errors.Is(err, redis.ErrClosed) {
+// forgetNode drops a remembered node client that the cluster client has
+// closed (the node left the cluster for a while), so that redirectTarget
+// looks the node up afresh.
+func (a *replicaAcks) forgetNode(node ackNode) {
+	if c, ok := node.(*redis.Client); ok {
 		a.nodes.CompareAndDelete(normalAddr(c.Options().Addr), c)
 	}
 }

@@ -1,6 +1,15 @@
 package core
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/internal/redistest"
+)
 
 func TestNormalAddr(t *testing.T) {
 	for in, want := range map[string]string{
@@ -14,5 +23,46 @@ func TestNormalAddr(t *testing.T) {
 		if got := normalAddr(in); got != want {
 			t.Errorf("normalAddr(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A node client kept from an earlier redirect that the cluster client has
+// closed since (the node left the cluster for a while) is looked up afresh,
+// instead of failing the acquire with redis.ErrClosed.
+func TestClusterReplicaAcksClosedNodeClient(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	s := NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	refused := func(key string) {
+		t.Helper()
+		_, err := s.Acquire(ctx, Lease{Key: key, Token: "tok", TTL: 10 * time.Second})
+		if !errors.Is(err, ErrNotReplicated) { // this cluster has no replicas
+			t.Fatalf("Acquire(%s): %v, want ErrNotReplicated", key, err)
+		}
+	}
+	refused("a:{closed}") // the client learns the slot map
+
+	slot, err := cc.ClusterKeySlot(ctx, "{closed}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := cl.Owner(ctx, int(slot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := cl.Servers[0]
+	if next == owner {
+		next = cl.Servers[1]
+	}
+	closed := redis.NewClient(&redis.Options{Addr: next.Addr})
+	_ = closed.Close()
+	s.acks.nodes.Store(normalAddr(next.Addr), closed)
+
+	cl.MoveSlot(t, int(slot), next)
+	refused("b:{closed}") // MOVED to next, whose kept client is closed
+	if c, ok := s.acks.nodes.Load(normalAddr(next.Addr)); !ok || c == closed {
+		t.Fatalf("the closed client for %s is still kept", next.Addr)
 	}
 }
