@@ -26,12 +26,16 @@ var errNotAwaited = errors.New("answer not awaited: a quorum had already agreed"
 
 // fanOutUntil is fanOut that returns as soon as need answers satisfy good:
 // the slowest nodes no longer set the latency of a decision a quorum has
-// made. Their calls go on in the background, bounded by timeout but not cut
-// short (cancelling a call costs its connection); their entries get
-// late(errNotAwaited).
+// made. Their entries get late(errNotAwaited).
+//
+// The calls run on a context of their own, bounded by timeout, which the
+// caller's ending does not cut short: returning early must not abort the
+// slower nodes' calls, or a release that a quorum answered would leave its
+// copies on the others (and an aborted call costs its connection). Calls
+// still carry ctx's values.
 func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
 	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	done := countdown(len(nodes), cancel) // the last call out frees the timer
 
 	type answer struct {
@@ -41,7 +45,7 @@ func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.D
 	ch := make(chan answer, len(nodes)) // buffered: a late answer never blocks
 	for i, n := range nodes {
 		go func() {
-			ch <- answer{i, op(ctx, n)}
+			ch <- answer{i, op(callCtx, n)}
 			done()
 		}()
 	}
@@ -56,6 +60,21 @@ func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.D
 		}
 		return out
 	}
+	// drain takes the answers that raced the deadline (they still count) and
+	// says why the others will not be awaited.
+	drain := func() error {
+		for {
+			select {
+			case a := <-ch:
+				out[a.i], answered[a.i] = a.v, true
+			default:
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return callCtx.Err()
+			}
+		}
+	}
 	agreed := 0
 	for range nodes {
 		select {
@@ -66,16 +85,10 @@ func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.D
 					return fill(errNotAwaited)
 				}
 			}
+		case <-callCtx.Done():
+			return fill(fmt.Errorf("no answer within %v: %w", timeout, drain()))
 		case <-ctx.Done():
-			for drained := false; !drained; { // answers that raced the deadline still count
-				select {
-				case a := <-ch:
-					out[a.i], answered[a.i] = a.v, true
-				default:
-					drained = true
-				}
-			}
-			return fill(fmt.Errorf("no answer within %v: %w", timeout, ctx.Err()))
+			return fill(fmt.Errorf("no answer before the caller gave up: %w", drain()))
 		}
 	}
 	return out

@@ -1,0 +1,66 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// The calls a quorum did not wait for go on after fanOutUntil returned and
+// after the caller's context ended: a release that a quorum answered must
+// still reach the slower nodes. They stay bounded by the per-node timeout.
+func TestFanOutUntilOutlivesCaller(t *testing.T) {
+	nodes := []*RedisStore{{}, {}, {}}
+	slow := make(chan struct{})
+	seen := make(chan error, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	answers := fanOutUntil(ctx, nodes, 5*time.Second,
+		func(ctx context.Context, n *RedisStore) error {
+			if n == nodes[0] {
+				return nil // the quorum of one
+			}
+			<-slow
+			seen <- ctx.Err()
+			return nil
+		},
+		func(err error) error { return err },
+		func(err error) bool { return err == nil }, 1)
+	if answers[0] != nil || !errors.Is(answers[1], errNotAwaited) || !errors.Is(answers[2], errNotAwaited) {
+		t.Fatalf("answers %v, want nil then two not awaited", answers)
+	}
+	cancel()
+	close(slow)
+	for range 2 {
+		if err := <-seen; err != nil {
+			t.Fatalf("a call not awaited saw its context end with the caller's: %v", err)
+		}
+	}
+
+	// Bounded by the timeout all the same.
+	answers = fanOutUntil(context.Background(), nodes, 50*time.Millisecond,
+		func(ctx context.Context, n *RedisStore) error { <-ctx.Done(); return ctx.Err() },
+		func(err error) error { return err }, nil, 0)
+	for i, err := range answers {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("node %d: %v, want DeadlineExceeded", i, err)
+		}
+	}
+}
+
+// A caller that gives up stops waiting at once, and its error says so.
+func TestFanOutUntilCallerGivesUp(t *testing.T) {
+	nodes := []*RedisStore{{}, {}}
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	defer close(release)
+	time.AfterFunc(20*time.Millisecond, cancel)
+	answers := fanOut(ctx, nodes, time.Minute,
+		func(ctx context.Context, n *RedisStore) error { <-release; return nil },
+		func(err error) error { return err })
+	for i, err := range answers {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("node %d: %v, want Canceled", i, err)
+		}
+	}
+}
