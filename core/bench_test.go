@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,8 +39,14 @@ func lockCycle(ctx context.Context, b *testing.B, l *core.Locker, key string) {
 
 // cycles is the floor and the scripted floor (both on c) and l's cycle,
 // each on a key of its own named by id. b is the benchmark that runs them.
+// The floors' key shares the lock's hash tag, so that on a Cluster node it
+// is served by the master that serves the lock.
 func cycles(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.Locker, id string) []benchratio.Cycle {
-	floorKey := "floor:{" + id + "}"
+	lockKey, err := l.StoreKey(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	floorKey := "floor:" + lockKey[strings.IndexByte(lockKey, '{'):]
 	return []benchratio.Cycle{
 		{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, floorKey) }},
 		{Name: "scripted-floor", Run: func() { floorCycle(ctx, b, c, core.FloorScriptedSetNX, floorKey) }},
