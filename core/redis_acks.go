@@ -132,14 +132,17 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks in
 	asking := false
 	var redirect error // the last MOVED or ASK followed
 	var evalCmd, waitCmd *redis.Cmd
-	for ; ; hops-- {
+	for lookedUp := false; ; hops-- {
 		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, args)
 		err = evalCmd.Err()
 		switch {
-		case redirect != nil && errors.Is(err, redis.ErrClosed):
+		case redirect != nil && !lookedUp && errors.Is(err, redis.ErrClosed):
 			// A node client kept from an earlier redirect that the cluster
-			// client has closed since: look the node up afresh.
+			// client has closed since: look the node up afresh, once, which
+			// is no further redirect.
 			s.acks.forgetNode(node)
+			lookedUp = true
+			hops++
 		case replyIs(err, "MOVED") || replyIs(err, "ASK"):
 			redirect = err // the script did not run
 		default:

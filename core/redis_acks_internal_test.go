@@ -28,10 +28,14 @@ func TestNormalAddr(t *testing.T) {
 
 // A node client kept from an earlier redirect that the cluster client has
 // closed since (the node left the cluster for a while) is looked up afresh,
-// instead of failing the acquire with redis.ErrClosed.
+// instead of failing the acquire with redis.ErrClosed; the lookup is no
+// redirect, so a client that allows one still gets there.
 func TestClusterReplicaAcksClosedNodeClient(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
-	cc := cl.Client(t)
+	opts := redistest.ClusterOptions(cl.Addrs)
+	opts.MaxRedirects = 1
+	cc := redis.NewClusterClient(opts)
+	t.Cleanup(func() { _ = cc.Close() })
 	s := NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

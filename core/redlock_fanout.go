@@ -16,9 +16,14 @@ import (
 // goroutine ends on its own (at once when the client has
 // ContextTimeoutEnabled, since its context times out) and its answer is
 // dropped into a buffered channel nobody reads.
+//
+// The calls end with ctx: for Extend, whose caller (a Refresh) takes turns
+// with the watchdog's renewals, a call let run after its caller gave up
+// could land after a later renewal and undo it.
 func fanOut[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
 	op func(context.Context, *RedisStore) T, late func(error) T) []T {
-	return fanOutUntil(ctx, nodes, timeout, op, late, nil, 0)
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	return collect(ctx, callCtx, cancel, nodes, timeout, op, late, nil, 0)
 }
 
 // errNotAwaited fills in the nodes fanOutUntil stopped waiting for.
@@ -28,14 +33,22 @@ var errNotAwaited = errors.New("answer not awaited: a quorum had already agreed"
 // the slowest nodes no longer set the latency of a decision a quorum has
 // made. Their entries get late(errNotAwaited).
 //
-// The calls run on a context of their own, bounded by timeout, which the
-// caller's ending does not cut short: returning early must not abort the
-// slower nodes' calls, or a release that a quorum answered would leave its
-// copies on the others (and an aborted call costs its connection). Calls
-// still carry ctx's values.
+// For acquires and releases. The calls run on a context of their own,
+// bounded by timeout, which the caller's ending does not cut short:
+// returning early must not abort the slower nodes' calls, or a release that
+// a quorum answered would leave its copies on the others (a grant that lands
+// late is taken back; see lateGrants). Calls still carry ctx's values.
 func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
 	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	return collect(ctx, callCtx, cancel, nodes, timeout, op, late, good, need)
+}
+
+// collect runs op on every node under callCtx, which cancel ends, and
+// gathers their answers until all are in, need of them are good (need > 0),
+// or callCtx or the caller's ctx ends.
+func collect[T any](ctx, callCtx context.Context, cancel context.CancelFunc, nodes []*RedisStore, timeout time.Duration,
+	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
 	done := countdown(len(nodes), cancel) // the last call out frees the timer
 
 	type answer struct {

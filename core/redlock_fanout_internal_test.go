@@ -48,19 +48,29 @@ func TestFanOutUntilOutlivesCaller(t *testing.T) {
 	}
 }
 
-// A caller that gives up stops waiting at once, and its error says so.
-func TestFanOutUntilCallerGivesUp(t *testing.T) {
+// A caller that gives up stops waiting at once, and its error says so. Under
+// fanOut (Extend) the calls end with it too: one left running could land
+// after a later renewal and undo it.
+func TestFanOutCallerGivesUp(t *testing.T) {
 	nodes := []*RedisStore{{}, {}}
 	ctx, cancel := context.WithCancel(context.Background())
-	release := make(chan struct{})
-	defer close(release)
 	time.AfterFunc(20*time.Millisecond, cancel)
+	seen := make(chan error, len(nodes))
 	answers := fanOut(ctx, nodes, time.Minute,
-		func(ctx context.Context, n *RedisStore) error { <-release; return nil },
+		func(ctx context.Context, n *RedisStore) error {
+			<-ctx.Done()
+			seen <- ctx.Err()
+			return ctx.Err()
+		},
 		func(err error) error { return err })
 	for i, err := range answers {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("node %d: %v, want Canceled", i, err)
+		}
+	}
+	for range nodes {
+		if err := <-seen; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a call saw %v, want its context cancelled with the caller's", err)
 		}
 	}
 }

@@ -44,6 +44,7 @@ func TestWatchdogLosesShortLockOnTimeBehindLongRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer a.Release(ctx) // after Resume: a held lock keeps the watchdog running
 	t0 := time.Now()
 	if err := a.Refresh(ctx, long); err != nil { // a's next renewal: about t0+1s
 		t.Fatal(err)
