@@ -65,6 +65,8 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 
 // Refresh extends the lease to ttl from now; later renewals by the watchdog
 // keep that ttl. ErrNotHeld means the lock was already gone (Lost fires).
+// After any other error the store may still have applied it: a shorter ttl
+// then holds from now on all the same, as if it had succeeded.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl < MinTTL {
 		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)
@@ -88,6 +90,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		lk.locker.dog.lose(lk, "refresh found the lock gone")
 		return ErrNotHeld
 	default:
+		lk.locker.dog.mayHaveRenewed(lk, ttl, start)
 		return unavailable("refresh", ctxErr(ctx), r.Err)
 	}
 }

@@ -79,6 +79,29 @@ func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validit
 	w.mu.Unlock()
 }
 
+// mayHaveRenewed records an extension to ttl, requested at start, that
+// failed without saying whether Redis applied it: a reply lost, a deadline
+// hit. If ttl is shorter than the lease we trust, it may have landed and
+// cut that lease short, now or later, so we trust no more than it would
+// have given and renew with ttl from now on (a renewal to the old ttl could
+// be undone by this one landing after it). A longer ttl landing only
+// lengthens the lease, which is safe to ignore.
+func (w *watchdog) mayHaveRenewed(lk *Lock, ttl time.Duration, start time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ttl >= lk.ttl {
+		return
+	}
+	lk.ttl = ttl
+	if until := start.Add(validity(ttl)); until.Before(lk.validUntil) {
+		lk.validUntil = until
+		lk.nextCheck = w.schedule(lk, start)
+		if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
+			w.notify()
+		}
+	}
+}
+
 // lose marks lk lost, stops watching it and says so in the log.
 func (w *watchdog) lose(lk *Lock, why string) {
 	if !lk.markLost() {

@@ -169,3 +169,58 @@ func TestRefreshTakesTurnsWithRenewal(t *testing.T) {
 		t.Fatal("another holder has the lock and ours still believes it holds it")
 	}
 }
+
+// lostReply applies every extend to a given ttl but reports it failed, as
+// when the reply is lost or the deadline hits after Redis ran it; cut fails
+// every extend without running it, as a partition does.
+type lostReply struct {
+	core.Store
+	ttl time.Duration
+	cut atomic.Bool
+}
+
+func (s *lostReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+	out := make([]core.Renewal, len(ls))
+	if !s.cut.Load() {
+		out = s.Store.Extend(ctx, ls)
+	}
+	for i, l := range ls {
+		if s.cut.Load() || l.TTL == s.ttl {
+			out[i] = core.Renewal{Err: errors.New("i/o timeout")}
+		}
+	}
+	return out
+}
+
+// A Refresh that shortens the lease and fails without knowing whether Redis
+// applied it must be taken as applied: the holder then relies on the
+// shorter lease, and knows the lock is lost by the time someone else can
+// take it, instead of trusting the longer lease it had.
+func TestRefreshOfUnknownOutcomeShortensTrust(t *testing.T) {
+	srv := redistest.Start(t)
+	const long, short = 1500 * time.Millisecond, 300 * time.Millisecond
+	st := &lostReply{Store: core.NewRedisStore(srv.Client(t)), ttl: short}
+	a := newLocker(st, core.WithTTL(long))
+	b := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(long))
+	ctx := ctxT(t, 10*time.Second)
+
+	lk, err := a.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Refresh(ctx, short); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("Refresh: %v, want ErrUnavailable", err)
+	}
+	st.cut.Store(true) // a partition: no more renewals
+
+	other, err := b.Obtain(ctx, "k") // Redis lets the key go 300ms after the Refresh
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release(ctx)
+	select {
+	case <-lk.Lost():
+	case <-time.After(100 * time.Millisecond):
+		t.Fatal("another holder has the lock and ours still believes it holds it")
+	}
+}
