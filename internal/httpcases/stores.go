@@ -104,8 +104,9 @@ func OpenRedlock(tb testing.TB) Backend {
 // clusterPool builds a few 3-master Redis Clusters up front and lends them
 // to cases one at a time, emptied in between: `redis-cli --cluster create`
 // takes seconds, too long to pay for every case. The clusters live as long
-// as parent. Store failures are tested on a single node, so Down and Hang
-// are left nil.
+// as parent. Down kills every master and Hang pauses them all; a cluster
+// goes back to the pool restarted (nodes.conf keeps it a cluster) or
+// resumed, and healthy.
 func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
 	n := max(2, runtime.GOMAXPROCS(0))
 	pool := make(chan *redistest.Cluster, n)
@@ -119,7 +120,14 @@ func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
 		case <-time.After(time.Minute):
 			tb.Fatal("httpcases: no Redis Cluster free within a minute")
 		}
-		tb.Cleanup(func() { // after the client below is closed
+		down, hung := false, false
+		tb.Cleanup(func() { // after the client below is closed and Hang's resume
+			switch {
+			case down:
+				c.Restart(tb)
+			case hung:
+				c.WaitHealthy(tb)
+			}
 			c.FlushAll(tb)
 			pool <- c
 		})
@@ -127,6 +135,19 @@ func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
 		return Backend{
 			Store:  core.NewRedisStore(cc),
 			Vanish: func(k string) { cc.Del(context.Background(), k) },
+			Down: func() {
+				down = true
+				for _, srv := range c.Servers {
+					srv.Kill()
+				}
+			},
+			Hang: func() {
+				hung = true
+				for _, srv := range c.Servers {
+					srv.Pause()
+					tb.Cleanup(srv.Resume)
+				}
+			},
 		}
 	}
 }
