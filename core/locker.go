@@ -69,8 +69,11 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 // Obtain waits for the lock: it retries by the Locker's policy, never sleeps
 // past the holder's remaining lease, and wakes at once when a lock of this
 // Locker on the same key is released. Only one waiter per key in this Locker
-// polls the store; the others queue behind it. When ctx ends first, the
-// error is both ErrNotObtained and the context's error.
+// polls the store; the others queue behind it. When ctx ends while it waits
+// for a holder, the error is both ErrNotObtained and the context's error;
+// when ctx ends before the store answered its first attempt (or had ended
+// already), it is ErrUnavailable and the context's error, as for TryObtain:
+// nothing says the key was taken.
 func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 	skey, err := storeKey(l.prefix, key)
 	if err != nil {

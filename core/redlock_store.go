@@ -176,6 +176,9 @@ func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcqui
 // Acquire implements Store: the acquire script on every node at once, one
 // round trip each.
 func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return Grant{}, err // the calls would outlive ctx: do not start them
+	}
 	start := time.Now()
 	floor := any(start.UnixMicro()) // boxed once for all nodes
 	budget, timeout := s.budget(l.TTL)
