@@ -43,8 +43,8 @@ type Config struct {
 	Mode Mode
 	// MaxWait bounds the wait in Wait mode (default 5s).
 	MaxWait time.Duration
-	// MaxWaiters caps the requests waiting for one key on this instance
-	// (default 64; negative: no cap); one more gets 429.
+	// MaxWaiters caps the requests waiting for one key in this middleware
+	// on this instance (default 64; negative: no cap); one more gets 429.
 	MaxWaiters int
 	// RetryAfter is the Retry-After hint (default 1s), never more than the
 	// holder's remaining lease.

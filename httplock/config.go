@@ -68,9 +68,10 @@ type Config struct {
 	// (default DefaultMaxWait). The request's own context may end it sooner.
 	MaxWait time.Duration
 
-	// MaxWaiters caps the requests waiting for one key on this instance in
-	// Wait mode (default DefaultMaxWaiters); one more gets 429. Negative
-	// means no cap.
+	// MaxWaiters caps the requests waiting for one key in this middleware
+	// on this instance in Wait mode (default DefaultMaxWaiters); one more
+	// gets 429. Negative means no cap. Routes that share a Scope through
+	// middlewares of their own have a cap each.
 	MaxWaiters int
 
 	// RetryAfter is the hint sent in Retry-After (default 1s), rounded up to

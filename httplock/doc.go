@@ -21,9 +21,9 @@
 //	no key ("" from the extractor)                 handler runs unlocked (400 with KeyRequired)
 //	extractor error, key over 1 KiB                400 problem+json
 //	duplicate in flight, Reject mode               409 + Retry-After
-//	Wait mode, not free within MaxWait             409 + Retry-After
+//	Wait mode, not free within MaxWait/deadline    409 + Retry-After
 //	Wait mode, more than MaxWaiters waiting        429 + Retry-After
-//	store down or slower than StoreTimeout         503 + Retry-After (FailOpen: handler runs unlocked, warning logged)
+//	store down, slower than StoreTimeout/deadline  503 + Retry-After (FailOpen: handler runs unlocked, warning logged)
 //	client disconnects while waiting               handler never runs, nothing written, no lock left
 //	handler panics                                 lock released, panic passed on to the recovery middleware
 //	lock lost while the handler runs               request context cancelled, cause core.ErrLockLost

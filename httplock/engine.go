@@ -102,9 +102,9 @@ func (e *Engine) locked(err error) *Rejection {
 }
 
 // storeFailed handles an error that is not "someone else holds it": the
-// client left (ctx ended), or the store failed and we fail open or closed.
+// client left, or the store failed and we fail open or closed.
 func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejection) {
-	if ctx.Err() != nil {
+	if clientGone(ctx) {
 		return nil, reject(ErrClientGone, err, 0)
 	}
 	if e.cfg.FailOpen {
@@ -126,3 +126,10 @@ func (e *Engine) release(ctx context.Context, lk *core.Lock) {
 		e.releaseLog.warn(e.cfg.Logger, "reqlock: release failed; the lock expires with its lease", err)
 	}
 }
+
+// clientGone reports whether the request's context ended because the client
+// went away: net/http cancels it when the connection closes. A deadline that
+// a timeout middleware put on it is not that: the client still waits for an
+// answer (409 while the key is held, 503 when the store did not answer in
+// time), and writing none would let net/http send an empty 200.
+func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }

@@ -21,10 +21,11 @@ var (
 	// StoreTimeout (503). The Rejection also wraps the store's error
 	// (core.ErrUnavailable).
 	ErrUnavailable = errors.New("reqlock: lock store unavailable")
-	// ErrClientGone means the request's context ended (the client
+	// ErrClientGone means the request's context was cancelled (the client
 	// disconnected) before the handler could run. Nobody is left to read a
 	// response, so the default responders write none; the status is the
-	// conventional 499 for logs.
+	// conventional 499 for logs. A deadline on the context (a timeout
+	// middleware) is not that: it gets a 409 or a 503 as usual.
 	ErrClientGone = errors.New("reqlock: client went away while waiting")
 
 	// ErrInvalidConfig is wrapped by the error NewEngine returns for a

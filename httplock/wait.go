@@ -25,13 +25,13 @@ func (e *Engine) wait(ctx context.Context, key string, taken error) (*core.Lock,
 	defer cancel()
 	lk, err := e.cfg.Locker.ObtainAfter(core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout), key, taken)
 	switch {
-	case err == nil && ctx.Err() != nil:
+	case err == nil && clientGone(ctx):
 		// Got it just as the client left: nobody to run it for.
 		e.release(ctx, lk)
 		return nil, reject(ErrClientGone, ctx.Err(), 0)
 	case err == nil:
 		return lk, nil
-	case ctx.Err() != nil:
+	case clientGone(ctx):
 		return nil, reject(ErrClientGone, err, 0)
 	case !errors.Is(err, core.ErrNotObtained):
 		return e.storeFailed(ctx, err)
