@@ -39,11 +39,15 @@ func newEcho(routes []httpcases.Route) *echo.Echo {
 	return e
 }
 
+// auth stands in for auth and timeout middleware.
 func auth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u := c.Request().Header.Get(httpcases.UserHeader); u != "" {
 			c.Set(httpcases.UserKey, u)
 		}
+		r, cancel := httpcases.WithDeadline(c.Request())
+		defer cancel()
+		c.SetRequest(r)
 		return next(c)
 	}
 }

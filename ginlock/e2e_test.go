@@ -30,10 +30,14 @@ var ginFramework = httpcases.Framework{
 	},
 }
 
+// auth stands in for auth and timeout middleware.
 func auth(c *gin.Context) {
 	if u := c.GetHeader(httpcases.UserHeader); u != "" {
 		c.Set(httpcases.UserKey, u)
 	}
+	r, cancel := httpcases.WithDeadline(c.Request)
+	defer cancel()
+	c.Request = r
 	c.Next()
 }
 

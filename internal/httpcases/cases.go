@@ -33,6 +33,8 @@ var Cases = []Case{
 	{"lock_lost_cancels_context", lockLost},
 	{"panic_releases_lock", panicReleases},
 	{"client_gone_while_waiting", clientGone},
+	{"deadline_while_waiting", deadlineWhileWaiting},
+	{"deadline_while_store_hangs", deadlineWhileStoreHangs},
 	{"store_down", storeDown},
 	{"store_hangs", storeHangs},
 	{"store_hangs_while_waiting", storeHangsWhileWaiting},
@@ -401,6 +403,41 @@ func storeRoutes(e *Env, p *Probe, mod func(*httplock.Config)) string {
 	w := r
 	w.Mode, w.MaxWait = httplock.Wait, 30*time.Second
 	return e.Serve(userRoute("POST", "/reject", r, p.Sleep(0)), userRoute("POST", "/wait", w, p.Sleep(0)))
+}
+
+// A deadline on the request's context (a timeout middleware's, not a
+// client that left) that ends the wait gets the 409 that MaxWait would have
+// given; taken for a departed client it got no answer, which net/http sends
+// as an empty 200.
+func deadlineWhileWaiting(e *Env) {
+	p := e.Probe()
+	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second}
+	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
+	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
+	r := e.Send("POST", url+"/orders", UserHeader, "alice", DeadlineHeader, "300ms")
+	expect(e, r, http.StatusConflict, "locked")
+	finish()
+	if n := p.Calls("alice"); n != 1 {
+		e.T.Fatalf("handler ran %d times, want once", n)
+	}
+}
+
+// A deadline that ends while the store does not answer gets the 503 that
+// StoreTimeout would have given.
+func deadlineWhileStoreHangs(e *Env) {
+	if e.Backend.Hang == nil {
+		e.T.Skip("this store cannot hang")
+	}
+	p := e.Probe()
+	url := storeRoutes(e, p, func(c *httplock.Config) { c.StoreTimeout = 5 * time.Second })
+	e.Backend.Hang()
+	for _, path := range []string{"/reject", "/wait"} {
+		r := e.Send("POST", url+path, UserHeader, "alice", DeadlineHeader, "300ms")
+		expect(e, r, http.StatusServiceUnavailable, "lock_unavailable")
+	}
+	if calls, _ := p.Stats(); calls != 0 {
+		e.T.Fatalf("handler ran %d times with the store hung", calls)
+	}
 }
 
 func storeDown(e *Env) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/reqlock/reqlock/httplock"
 )
@@ -16,8 +17,10 @@ type Framework struct {
 	// Serve starts a server (closed at cleanup) with routes and returns its
 	// base URL. The server must put the X-User header's value on the context
 	// where its FromContext extractor looks (the test's stand-in for auth
-	// middleware), and recover panics outside the lock middleware with a
-	// 500, as a real app's recovery middleware would.
+	// middleware), put a deadline on the request's context when DeadlineHeader
+	// asks for one (WithDeadline: the stand-in for a timeout middleware), and
+	// recover panics outside the lock middleware with a 500, as a real app's
+	// recovery middleware would.
 	Serve func(t *testing.T, routes []Route) string
 }
 
@@ -69,14 +72,32 @@ const (
 // UserCtxKey is the net/http context key of the user.
 type UserCtxKey struct{}
 
-// WithUser is the net/http stand-in for auth middleware.
+// WithUser is the net/http stand-in for auth and timeout middleware.
 func WithUser(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get(UserHeader); u != "" {
 			r = r.WithContext(context.WithValue(r.Context(), UserCtxKey{}, u))
 		}
+		r, cancel := WithDeadline(r)
+		defer cancel()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// DeadlineHeader asks the test server for a deadline on the request's
+// context, as a Go duration: a server-side timeout, which is not a client
+// that went away.
+const DeadlineHeader = "X-Test-Deadline"
+
+// WithDeadline returns r with the deadline DeadlineHeader asks for on its
+// context, or r itself; cancel when the request is done.
+func WithDeadline(r *http.Request) (*http.Request, context.CancelFunc) {
+	d, err := time.ParseDuration(r.Header.Get(DeadlineHeader))
+	if err != nil {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), d)
+	return r.WithContext(ctx), cancel
 }
 
 // Recover is the net/http stand-in for recovery middleware.
