@@ -36,23 +36,16 @@ func BenchmarkClusterCycle(b *testing.B) {
 
 	benchratio.Each(b, "", func(b *testing.B) []benchratio.Cycle { return cycles(ctx, b, single, l, "k") })
 	b.Run("ratio", func(b *testing.B) {
-		benchratio.Ratios(b, cycles(ctx, b, lockOwner(ctx, b, cl, cc, l, "k"), l, "k")...)
+		benchratio.Ratios(b, cycles(ctx, b, lockOwner(b, cl, l, "k"), l, "k")...)
 	})
 }
 
 // lockOwner is a plain client for the master that serves id's lock.
-func lockOwner(ctx context.Context, b *testing.B, cl *redistest.Cluster, cc *redis.ClusterClient, l *core.Locker, id string) *redis.Client {
+func lockOwner(b *testing.B, cl *redistest.Cluster, l *core.Locker, id string) *redis.Client {
 	key, err := l.StoreKey(id)
 	if err != nil {
 		b.Fatal(err)
 	}
-	slot, err := cc.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	owner, err := cl.Owner(ctx, int(slot))
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, owner := cl.KeyOwner(b, key)
 	return owner.Client(b)
 }

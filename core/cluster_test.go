@@ -75,19 +75,9 @@ func TestClusterLockSurvivesReshard(t *testing.T) {
 		t.Fatal(err)
 	}
 	skey, _ := l.StoreKey("order-7")
-	slot, err := cc.ClusterKeySlot(ctx, skey).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, err := cl.Owner(ctx, int(slot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	to := cl.Servers[0]
-	if to == from {
-		to = cl.Servers[1]
-	}
-	cl.MoveSlot(t, int(slot), to)
+	slot, from := cl.KeyOwner(t, skey)
+	to := cl.Others(from)[0]
+	cl.MoveSlot(t, slot, to)
 	if n, err := to.Client(t).Exists(ctx, skey, skey+":fence").Result(); err != nil || n != 2 {
 		t.Fatalf("lock and fence on the new owner: %d of 2 (%v)", n, err)
 	}
@@ -137,18 +127,8 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slot, err := cc.ClusterKeySlot(ctx, held.Key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, err := cl.Owner(ctx, int(slot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	to := cl.Servers[0]
-	if to == from {
-		to = cl.Servers[1]
-	}
+	slot, from := cl.KeyOwner(t, held.Key)
+	to := cl.Others(from)[0]
 	// Put the fence counter far above any clock, so that the fence after the
 	// move shows the counter moved with the lock (a lost counter would
 	// restart from the clock, below this).
@@ -156,7 +136,7 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 	if err := cc.Set(ctx, held.Key+":fence", high, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	finish := cl.BeginMove(t, int(slot), to)
+	finish := cl.BeginMove(t, slot, to)
 
 	if r := store.Extend(ctx, []core.Lease{held}); r[0].Err != nil {
 		t.Fatalf("Extend while the slot moves: %v", r[0].Err)
@@ -212,10 +192,6 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 	cc := cl.Client(t)
 	s := core.NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
 	ctx := ctxT(t, 20*time.Second)
-	slot, err := cc.ClusterKeySlot(ctx, "{acks}").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	refused := func(phase, key string) {
 		t.Helper()
 		_, err := s.Acquire(ctx, core.Lease{Key: key, Token: "tok-" + phase, TTL: 10 * time.Second})
@@ -236,16 +212,6 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 			}
 		}
 	}
-	others := func(than *redistest.Server) []*redistest.Server {
-		var out []*redistest.Server
-		for _, srv := range cl.Servers {
-			if srv != than {
-				out = append(out, srv)
-			}
-		}
-		return out
-	}
-
 	// answered counts the error replies the servers sent since the last
 	// call, by kind, so that each phase is seen to take the path it is about.
 	answered := func() map[string]int {
@@ -284,19 +250,16 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 	}
 
 	refused("settled", "a:{acks}") // the client learns the slot map
-	owner, err := cl.Owner(ctx, int(slot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := others(owner)[0]
-	cl.MoveSlot(t, int(slot), next)
+	slot, owner := cl.KeyOwner(t, "{acks}")
+	next := cl.Others(owner)[0]
+	cl.MoveSlot(t, slot, next)
 	answered()
 	refused("moved", "a:{acks}")
 	followed("moved", map[string]int{"MOVED": 1})
 
 	// Keys the migrating owner does not have (lock and fence alike) get ASK.
-	last := others(next)[1]
-	finish := cl.BeginMove(t, int(slot), last)
+	last := cl.Others(next)[1]
+	finish := cl.BeginMove(t, slot, last)
 	answered()
 	refused("moving", "b:{acks}")
 	followed("moving", map[string]int{"ASK": 1})
@@ -308,8 +271,8 @@ func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 	// A slot map two moves behind: the node the client knows, now importing
 	// the slot, answers MOVED, and the owner it names, migrating the slot
 	// back, answers ASK.
-	cl.MoveSlot(t, int(slot), others(last)[0])
-	finish = cl.BeginMove(t, int(slot), last)
+	cl.MoveSlot(t, slot, cl.Others(last)[0])
+	finish = cl.BeginMove(t, slot, last)
 	answered()
 	refused("moving, two moves behind", "d:{acks}")
 	followed("moving, two moves behind", map[string]int{"MOVED": 1, "ASK": 1})

@@ -48,23 +48,13 @@ func TestClusterReplicaAcksClosedNodeClient(t *testing.T) {
 	}
 	refused("a:{closed}") // the client learns the slot map
 
-	slot, err := cc.ClusterKeySlot(ctx, "{closed}").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := cl.Owner(ctx, int(slot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := cl.Servers[0]
-	if next == owner {
-		next = cl.Servers[1]
-	}
+	slot, owner := cl.KeyOwner(t, "{closed}")
+	next := cl.Others(owner)[0]
 	closed := redis.NewClient(&redis.Options{Addr: next.Addr})
 	_ = closed.Close()
 	s.acks.nodes.Store(normalAddr(next.Addr), closed)
 
-	cl.MoveSlot(t, int(slot), next)
+	cl.MoveSlot(t, slot, next)
 	refused("b:{closed}") // MOVED to next, whose kept client is closed
 	if c, ok := s.acks.nodes.Load(normalAddr(next.Addr)); !ok || c == closed {
 		t.Fatalf("the closed client for %s is still kept", next.Addr)

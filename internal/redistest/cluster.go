@@ -173,6 +173,32 @@ func (c *Cluster) Owner(ctx context.Context, slot int) (*Server, error) {
 	return nil, fmt.Errorf("redistest: no owner for slot %d", slot)
 }
 
+// KeyOwner returns key's hash slot and the master that serves it now.
+func (c *Cluster) KeyOwner(t testing.TB, key string) (slot int, owner *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.nodes[0].ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatalf("redistest: CLUSTER KEYSLOT %q: %v", key, err)
+	}
+	if owner, err = c.Owner(ctx, int(s)); err != nil {
+		t.Fatal(err)
+	}
+	return int(s), owner
+}
+
+// Others returns the masters other than s, in the cluster's order.
+func (c *Cluster) Others(s *Server) []*Server {
+	var out []*Server
+	for _, o := range c.Servers {
+		if o != s {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // MoveSlot migrates slot, with every key in it, to master to, the way
 // `redis-cli --cluster reshard` does it: IMPORTING/MIGRATING, MIGRATE the
 // keys, then SETSLOT NODE everywhere. Clients that cached the old owner get
