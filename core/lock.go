@@ -65,8 +65,9 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 
 // Refresh extends the lease to ttl from now; later renewals by the watchdog
 // keep that ttl. ErrNotHeld means the lock was already gone (Lost fires).
-// After any other error the store may still have applied it: a shorter ttl
-// then holds from now on all the same, as if it had succeeded.
+// After any other error the store may still have applied it, so a shorter
+// ttl counts all the same: renewals use it from now on, and the lock is
+// trusted no longer than that ttl from this call would allow.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl < MinTTL {
 		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)

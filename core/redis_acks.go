@@ -151,8 +151,8 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks in
 		if hops <= 0 {
 			break
 		}
-		// Follow the redirect: a slot map older than two moves can take a
-		// MOVED and then an ASK.
+		// Follow the redirect: a slot map two moves behind takes a MOVED and
+		// then an ASK.
 		target := s.acks.redirectTarget(ctx, cc, redirect)
 		if target == nil {
 			return 0, 0, err
