@@ -44,6 +44,7 @@ func auth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u := c.Request().Header.Get(httpcases.UserHeader); u != "" {
 			c.Set(httpcases.UserKey, u)
+			c.Set(httpcases.AccountKey, httpcases.Account{User: u})
 		}
 		r, cancel := httpcases.WithDeadline(c.Request())
 		defer cancel()
@@ -71,6 +72,8 @@ func keyFunc(k httpcases.KeySource) echolock.KeyFunc {
 		return echolock.FromQuery(k.Name)
 	case httpcases.FromIdempotencyKey:
 		return echolock.IdempotencyKey()
+	case httpcases.FromValue:
+		return echolock.FromContext(k.Name)
 	}
 	return echolock.FromContext(httpcases.UserKey)
 }

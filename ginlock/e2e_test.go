@@ -34,6 +34,7 @@ var ginFramework = httpcases.Framework{
 func auth(c *gin.Context) {
 	if u := c.GetHeader(httpcases.UserHeader); u != "" {
 		c.Set(httpcases.UserKey, u)
+		c.Set(httpcases.AccountKey, httpcases.Account{User: u})
 	}
 	r, cancel := httpcases.WithDeadline(c.Request)
 	defer cancel()
@@ -60,6 +61,8 @@ func keyFunc(k httpcases.KeySource) ginlock.KeyFunc {
 		return ginlock.FromQuery(k.Name)
 	case httpcases.FromIdempotencyKey:
 		return ginlock.IdempotencyKey()
+	case httpcases.FromValue:
+		return ginlock.FromContext(k.Name)
 	}
 	return ginlock.FromContext(httpcases.UserKey)
 }

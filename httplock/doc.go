@@ -58,7 +58,9 @@
 //     been read (for a request without a body, at once). A waiting request
 //     with an unread body waits out MaxWait even if its client left.
 //   - The lock is released before the response is finished, so a client that
-//     sends its next request after reading the answer finds the key free.
+//     sends its next request after reading the answer finds the key free. A
+//     release the store fails is retried in the background until it is done
+//     or the lease ends.
 //   - Wait mode queues requests on one instance in order and wakes the next
 //     at once on a local release; requests on other instances poll with the
 //     Locker's backoff.

@@ -36,6 +36,8 @@ func keyFunc(k httpcases.KeySource) httplock.KeyFunc {
 		return httplock.FromQuery(k.Name)
 	case httpcases.FromIdempotencyKey:
 		return httplock.IdempotencyKey()
+	case httpcases.FromValue:
+		return httplock.FromContext(httpcases.ValueKey(k.Name))
 	}
 	return httplock.FromContext(httpcases.UserCtxKey{})
 }

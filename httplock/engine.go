@@ -46,8 +46,9 @@ func (e *Engine) Scope(method, route string) string {
 // next gets a context derived from ctx that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
 // is lost meanwhile. The lock is released when next returns or panics, on a
-// context detached from ctx, bounded by StoreTimeout; a panic then goes on
-// up to the framework's recovery. A request without a key (key == "" and not
+// context detached from ctx, bounded by StoreTimeout (a release the store
+// fails is retried in the background until the lease ends); a panic then
+// goes on up to the framework's recovery. A request without a key (key == "" and not
 // KeyRequired) and a fail-open request run next with ctx itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
 	switch {
@@ -116,14 +117,16 @@ func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejec
 }
 
 // release gives the lock back on a context detached from the request, so a
-// client that left cannot leave the lock behind. A failure is only logged:
-// the lease runs out by itself.
+// client that left cannot leave the lock behind. A release the store did not
+// answer is retried by the Lock itself, in the background, until it is done
+// or the lease has run out; here it is only logged, and the response does
+// not wait for those retries.
 func (e *Engine) release(ctx context.Context, lk *core.Lock) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StoreTimeout)
 	defer cancel()
 	err := lk.Release(rctx)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
-		e.releaseLog.warn(e.cfg.Logger, "reqlock: release failed; the lock expires with its lease", err)
+		e.releaseLog.warn(e.cfg.Logger, "reqlock: release failed; retrying it in the background until the lease ends", err)
 	}
 }
 

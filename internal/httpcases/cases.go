@@ -39,6 +39,7 @@ var Cases = []Case{
 	{"store_hangs", storeHangs},
 	{"store_hangs_while_waiting", storeHangsWhileWaiting},
 	{"fail_open", failOpen},
+	{"failed_release_retried", failedReleaseRetried},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {

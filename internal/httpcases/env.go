@@ -69,7 +69,16 @@ func (r Result) Problem() httplock.Problem {
 
 // Do sends one request with the given headers (name, value, name, value…).
 func (e *Env) Do(ctx context.Context, method, url string, hdr ...string) Result {
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	return e.DoBody(ctx, method, url, nil, hdr...)
+}
+
+// DoBody is Do with a request body (none when nil).
+func (e *Env) DoBody(ctx context.Context, method, url string, body []byte, hdr ...string) Result {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -82,8 +91,8 @@ func (e *Env) Do(ctx context.Context, method, url string, hdr ...string) Result 
 		return Result{Err: err, Elapsed: time.Since(start)}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return Result{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: err, Elapsed: time.Since(start)}
+	got, err := io.ReadAll(resp.Body)
+	return Result{Status: resp.StatusCode, Header: resp.Header, Body: got, Err: err, Elapsed: time.Since(start)}
 }
 
 // Send is Do with a 20s bound, so a broken case fails instead of hanging.
@@ -232,4 +241,11 @@ func (b *LogBuffer) Count(s string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return bytes.Count(b.buf.Bytes(), []byte(s))
+}
+
+// String returns everything logged so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -16,8 +16,8 @@ type Framework struct {
 	Name string
 	// Serve starts a server (closed at cleanup) with routes and returns its
 	// base URL. The server must put the X-User header's value on the context
-	// where its FromContext extractor looks (the test's stand-in for auth
-	// middleware), put a deadline on the request's context when DeadlineHeader
+	// where its FromContext extractor looks, and an Account beside it (the
+	// test's stand-in for auth middleware), put a deadline on the request's context when DeadlineHeader
 	// asks for one (WithDeadline: the stand-in for a timeout middleware), and
 	// recover panics outside the lock middleware with a 500, as a real app's
 	// recovery middleware would.
@@ -53,30 +53,45 @@ const (
 	FromQuery
 	// FromIdempotencyKey is the Idempotency-Key header (IdempotencyKey).
 	FromIdempotencyKey
+	// FromValue is another value on the context (FromContext), under Name:
+	// ValueKey(Name) for net/http, Name for Gin and Echo. AccountKey holds
+	// an Account, a type no key can be made of; other names hold nothing,
+	// as when the lock runs before the middleware that would set them.
+	FromValue
 )
 
 // KeySource is a key extractor, independent of framework.
 type KeySource struct {
 	Kind KeyKind
-	Name string // header, parameter or query name; unused for FromUser
+	Name string // header, parameter, query or value name; unused for FromUser
 }
 
 // The test stand-in for authentication: the user named in UserHeader ends up
 // on the context, under UserCtxKey for net/http and under UserKey for Gin
-// and Echo (c.Set).
+// and Echo (c.Set); beside it an Account for that user, under
+// ValueKey(AccountKey) for net/http and AccountKey for Gin and Echo.
 const (
 	UserHeader = "X-User"
 	UserKey    = "user"
+	AccountKey = "account"
 )
 
 // UserCtxKey is the net/http context key of the user.
 type UserCtxKey struct{}
 
+// ValueKey is the net/http context key of a FromValue source.
+type ValueKey string
+
+// Account is what the stand-in auth puts under AccountKey: a struct, which
+// a key extractor cannot turn into a key by itself.
+type Account struct{ User string }
+
 // WithUser is the net/http stand-in for auth and timeout middleware.
 func WithUser(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get(UserHeader); u != "" {
-			r = r.WithContext(context.WithValue(r.Context(), UserCtxKey{}, u))
+			ctx := context.WithValue(r.Context(), UserCtxKey{}, u)
+			r = r.WithContext(context.WithValue(ctx, ValueKey(AccountKey), Account{User: u}))
 		}
 		r, cancel := WithDeadline(r)
 		defer cancel()

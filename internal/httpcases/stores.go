@@ -24,6 +24,8 @@ type Backend struct {
 	// Hang makes the store stop answering while connections stay open; nil
 	// when the store cannot hang. The store is resumed at cleanup.
 	Hang func()
+	// Resume undoes Hang before the test ends.
+	Resume func()
 	// SplitVotes is set for Redlock: concurrent attempts can each win a
 	// minority of the nodes, so that none gets the lock.
 	SplitVotes bool
@@ -65,6 +67,7 @@ func OpenRedis(tb testing.TB) Backend {
 			srv.Pause()
 			tb.Cleanup(srv.Resume) // runs before the Kill that Start registered
 		},
+		Resume: srv.Resume,
 	}
 }
 
@@ -96,6 +99,11 @@ func OpenRedlock(tb testing.TB) Backend {
 			for _, srv := range srvs[:3] {
 				srv.Pause()
 				tb.Cleanup(srv.Resume)
+			}
+		},
+		Resume: func() {
+			for _, srv := range srvs[:3] {
+				srv.Resume()
 			}
 		},
 	}
@@ -146,6 +154,11 @@ func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
 				for _, srv := range c.Servers {
 					srv.Pause()
 					tb.Cleanup(srv.Resume)
+				}
+			},
+			Resume: func() {
+				for _, srv := range c.Servers {
+					srv.Resume()
 				}
 			},
 		}
