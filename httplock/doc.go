@@ -19,7 +19,9 @@
 //
 //	situation                                      response
 //	no key ("" from the extractor)                 handler runs unlocked (400 with KeyRequired)
-//	extractor error, key over 1 KiB                400 problem+json
+//	extractor error, key over 1 KiB                400 problem+json (a key header or
+//	                                               query parameter sent empty, a query
+//	                                               that cannot be parsed: errors too)
 //	duplicate in flight, Reject mode               409 + Retry-After
 //	Wait mode, not free within MaxWait/deadline    409 + Retry-After
 //	Wait mode, more than MaxWaiters waiting        429 + Retry-After

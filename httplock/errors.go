@@ -38,6 +38,13 @@ var (
 	// ErrMultipleValues means a header or query parameter that names the key
 	// appears more than once: which one is the key would be a guess.
 	ErrMultipleValues = errors.New("reqlock: key given more than once")
+	// ErrEmptyValue means the header or query parameter that names the key
+	// is there but empty: the client meant to send a key, so running the
+	// request without one would be wrong.
+	ErrEmptyValue = errors.New("reqlock: key given empty")
+	// ErrQuerySyntax means the query string cannot be parsed, so which key
+	// it carries would be a guess.
+	ErrQuerySyntax = errors.New("reqlock: query string cannot be parsed")
 	// ErrIdempotencyKeySyntax means the Idempotency-Key header is not a
 	// structured-field String.
 	ErrIdempotencyKeySyntax = errors.New("reqlock: Idempotency-Key is not a structured-field string")

@@ -2,6 +2,7 @@ package httplock_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,7 +23,14 @@ func FuzzFromHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := httptest.NewRequest("POST", "/", nil)
 		r.Header["X-Key"] = []string{v}
-		if k, err := fn(r); k != v || err != nil {
+		k, err := fn(r)
+		if v == "" {
+			if k != "" || !errors.Is(err, httplock.ErrEmptyValue) {
+				t.Fatalf("empty header: %q, %v; want ErrEmptyValue", k, err)
+			}
+			return
+		}
+		if k != v || err != nil {
 			t.Fatalf("FromHeader = %q, %v; want %q", k, err, v)
 		}
 	})
@@ -37,11 +45,17 @@ func FuzzFromQuery(f *testing.F) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.URL.RawQuery = raw
 		k, err := fn(r)
-		vs, _ := url.ParseQuery(raw)
+		vs, perr := url.ParseQuery(raw)
 		switch n := len(vs["k"]); {
+		case perr != nil:
+			if k != "" || !errors.Is(err, httplock.ErrQuerySyntax) {
+				t.Fatalf("unparsable query: %q, %v; want ErrQuerySyntax", k, err)
+			}
 		case n > 1 && err == nil:
 			t.Fatalf("%d values, no error", n)
-		case n == 1 && (err != nil || k != vs["k"][0]):
+		case n == 1 && vs["k"][0] == "" && !errors.Is(err, httplock.ErrEmptyValue):
+			t.Fatalf("empty value: %q, %v; want ErrEmptyValue", k, err)
+		case n == 1 && vs["k"][0] != "" && (err != nil || k != vs["k"][0]):
 			t.Fatalf("FromQuery = %q, %v; want %q", k, err, vs["k"][0])
 		case n == 0 && (err != nil || k != ""):
 			t.Fatalf("FromQuery = %q, %v; want nothing", k, err)
@@ -142,8 +156,8 @@ func FuzzLockKey(f *testing.F) {
 	})
 }
 
-// FuzzMiddlewareKey drives any key through the middleware: it locks (200),
-// refuses (400) or passes through, and never fails otherwise.
+// FuzzMiddlewareKey drives any key through the middleware: it locks (200)
+// or refuses (400), and never fails otherwise.
 func FuzzMiddlewareKey(f *testing.F) {
 	for _, s := range []string{"", "alice", "{}", strings.Repeat("k", httplock.MaxKeyLen), strings.Repeat("k", httplock.MaxKeyLen+1)} {
 		f.Add(s)
@@ -160,7 +174,7 @@ func FuzzMiddlewareKey(f *testing.F) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		want := http.StatusOK
-		if len(key) > httplock.MaxKeyLen {
+		if key == "" || len(key) > httplock.MaxKeyLen { // a header sent empty, a key too long
 			want = http.StatusBadRequest
 		}
 		if w.Code != want {

@@ -11,17 +11,18 @@ import (
 //
 //	Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"
 //
-// Parameters after the string are allowed and ignored, as RFC 8941 asks. An
-// unquoted value, an empty string or more than one header line is an error
-// (400). For clients that send the key unquoted, use
+// Parameters after the string are allowed and ignored, as RFC 8941 asks. No
+// header means no key. An unquoted value, an empty string (quoted or not:
+// an empty header too) or more than one header line is an error (400). For clients that send the key unquoted, use
 // FromHeader(HeaderIdempotencyKey), which takes the value as it is.
 func IdempotencyKey() KeyFunc {
 	return func(r *http.Request) (string, error) {
-		v, err := single(r.Header[HeaderIdempotencyKey])
-		if err != nil || v == "" {
+		vs := r.Header[HeaderIdempotencyKey]
+		v, err := single(vs)
+		if err != nil || len(vs) == 0 {
 			return "", err
 		}
-		return ParseIdempotencyKey(v)
+		return ParseIdempotencyKey(v) // an empty one is an error too
 	}
 }
 

@@ -3,6 +3,7 @@ package httplock
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 )
@@ -13,15 +14,25 @@ type KeyFunc func(r *http.Request) (string, error)
 
 // FromHeader uses a request header. A header the client sets is for
 // idempotency keys and demos: never use it to say who the user is, since
-// anyone can send any value. More than one line of the header is an error.
+// anyone can send any value. No such header means no key; more than one
+// line of it, or one that is empty, is an error.
 func FromHeader(name string) KeyFunc {
 	name = http.CanonicalHeaderKey(name)
-	return func(r *http.Request) (string, error) { return single(r.Header[name]) }
+	return func(r *http.Request) (string, error) { return given(r.Header[name]) }
 }
 
-// FromQuery uses a URL query parameter. Given more than once, it is an error.
+// FromQuery uses a URL query parameter. No such parameter means no key; one
+// given more than once or empty, or a query string that cannot be parsed
+// at all (a bad %-escape, a ';'), is an error: URL.Query would drop the bad
+// pairs, and the request would run without its key.
 func FromQuery(name string) KeyFunc {
-	return func(r *http.Request) (string, error) { return single(r.URL.Query()[name]) }
+	return func(r *http.Request) (string, error) {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrQuerySyntax, err)
+		}
+		return given(q[name])
+	}
 }
 
 // FromPathValue uses a wildcard of the route's ServeMux pattern, as
@@ -35,6 +46,16 @@ func FromPathValue(name string) KeyFunc {
 // allow one request per user. The value goes through KeyOf.
 func FromContext(key any) KeyFunc {
 	return func(r *http.Request) (string, error) { return KeyOf(r.Context().Value(key)) }
+}
+
+// given is the key a client sent in a header or query parameter: none means
+// no key, but one sent empty is a key the client meant to send and did not.
+func given(vs []string) (string, error) {
+	v, err := single(vs)
+	if err == nil && v == "" && len(vs) == 1 {
+		return "", ErrEmptyValue
+	}
+	return v, err
 }
 
 // single is the one value of a header or query parameter.

@@ -18,8 +18,10 @@ func (u userID) String() string { return "u-" + string(u[:]) }
 type account struct{ ID string }
 
 func TestExtractors(t *testing.T) {
-	r := httptest.NewRequest("POST", "/orders/42?order=7&dup=1&dup=2", nil)
+	r := httptest.NewRequest("POST", "/orders/42?order=7&dup=1&dup=2&blank=", nil)
 	r.Header.Set("X-Key", "hk")
+	r.Header["X-Empty"] = []string{""}
+	r.Header[httplock.HeaderIdempotencyKey] = []string{""}
 	r.Header.Add("X-Twice", "a")
 	r.Header.Add("X-Twice", "b")
 	r.SetPathValue("id", "42")
@@ -35,6 +37,9 @@ func TestExtractors(t *testing.T) {
 		{"query", httplock.FromQuery("order"), "7", nil},
 		{"query absent", httplock.FromQuery("none"), "", nil},
 		{"query twice", httplock.FromQuery("dup"), "", httplock.ErrMultipleValues},
+		{"header empty", httplock.FromHeader("X-Empty"), "", httplock.ErrEmptyValue},
+		{"idempotency key empty", httplock.IdempotencyKey(), "", httplock.ErrIdempotencyKeySyntax},
+		{"query empty", httplock.FromQuery("blank"), "", httplock.ErrEmptyValue},
 		{"path", httplock.FromPathValue("id"), "42", nil},
 		{"context absent", httplock.FromContext(ctxKey{}), "", nil},
 		{"first of", httplock.FirstOf(httplock.FromHeader("X-None"), httplock.FromQuery("order"), httplock.FromHeader("X-Key")), "7", nil},
@@ -72,6 +77,16 @@ func TestKeyOf(t *testing.T) {
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, "alice"))
 	if k, err := httplock.FromContext(ctxKey{})(r); k != "alice" || err != nil {
 		t.Fatalf("FromContext: %q, %v", k, err)
+	}
+}
+
+func TestFromQueryMalformed(t *testing.T) {
+	for _, q := range []string{"k=%zz", "k=a;b", "k=1&other=%zz", "k=1;k=2"} {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.URL.RawQuery = q
+		if k, err := httplock.FromQuery("k")(r); k != "" || !errors.Is(err, httplock.ErrQuerySyntax) {
+			t.Errorf("?%s: %q, %v; want ErrQuerySyntax", q, k, err)
+		}
 	}
 }
 

@@ -88,6 +88,10 @@ func describe(reason, cause error) (status int, code, detail string) {
 			detail = `Idempotency-Key must be one structured-field string, for example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`
 		case errors.Is(cause, ErrMultipleValues):
 			detail = "The request's lock key is given more than once."
+		case errors.Is(cause, ErrEmptyValue):
+			detail = "The request's lock key is given empty."
+		case errors.Is(cause, ErrQuerySyntax):
+			detail = "The request's query string cannot be parsed."
 		}
 		return http.StatusBadRequest, "key_invalid", detail
 	case ErrKeyMissing:

@@ -40,6 +40,8 @@ var Cases = []Case{
 	{"store_hangs_while_waiting", storeHangsWhileWaiting},
 	{"fail_open", failOpen},
 	{"failed_release_retried", failedReleaseRetried},
+	{"empty_idempotency_key", emptyIdempotencyKey},
+	{"malformed_query_key", malformedQueryKey},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {
