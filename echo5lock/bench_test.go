@@ -1,0 +1,25 @@
+package echo5lock_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/echo5lock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
+
+func BenchmarkMiddleware(b *testing.B) {
+	httpcases.Bench(b, func(l *core.Locker, locked bool) http.Handler {
+		e := echo.New()
+		e.Use(auth)
+		var mw []echo.MiddlewareFunc
+		if locked {
+			mw = append(mw, echo5lock.New(l, echo5lock.FromContext(httpcases.UserKey)))
+		}
+		e.POST(httpcases.ColonPath(httpcases.BenchPath), func(c *echo.Context) error { return c.NoContent(http.StatusOK) }, mw...)
+		return e
+	})
+}

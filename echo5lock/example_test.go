@@ -1,0 +1,69 @@
+package echo5lock_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/echo5lock"
+)
+
+// One payment per user at a time; the user comes from the auth middleware,
+// not from anything the client sends.
+func Example() {
+	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+
+	authenticate := func(next echo.HandlerFunc) echo.HandlerFunc {
+		users := map[string]string{"Bearer token-of-alice": "alice"}
+		return func(c *echo.Context) error {
+			user, ok := users[c.Request().Header.Get("Authorization")]
+			if !ok {
+				return echo.ErrUnauthorized
+			}
+			c.Set("user", user)
+			return next(c)
+		}
+	}
+
+	e := echo.New()
+	// Echo's RFC 9457 handler renders reqlock's rejections as
+	// application/problem+json, and every other error too.
+	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false)
+	e.Use(middleware.Recover(), authenticate)
+
+	inside, finish := make(chan struct{}), make(chan struct{})
+	e.POST("/payments", func(c *echo.Context) error {
+		if c.QueryParams().Has("slow") {
+			close(inside)
+			<-finish
+		}
+		return c.String(http.StatusOK, "paid")
+	}, echo5lock.New(locker, echo5lock.FromContext("user")))
+
+	send := func(url string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", url, nil)
+		req.Header.Set("Authorization", "Bearer token-of-alice")
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		return w
+	}
+
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- send("/payments?slow") }()
+	<-inside
+
+	dup := send("/payments")
+	fmt.Println(dup.Code, dup.Header().Get("Retry-After"), dup.Header().Get("Content-Type"))
+
+	close(finish)
+	fmt.Println((<-first).Code)
+	fmt.Println(send("/payments").Code)
+	// Output:
+	// 409 1 application/problem+json
+	// 200
+	// 200
+}

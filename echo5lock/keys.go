@@ -1,0 +1,47 @@
+package echo5lock
+
+import (
+	"github.com/labstack/echo/v5"
+
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// KeyFunc extracts the raw lock key from a request. "" means no key; an
+// error is answered with 400.
+type KeyFunc func(c *echo.Context) (string, error)
+
+// FromHeader uses a request header: for idempotency keys and demos, never
+// to say who the user is (the client chooses it). More than one line of the
+// header is an error.
+func FromHeader(name string) KeyFunc { return fromRequest(httplock.FromHeader(name)) }
+
+// FromQuery uses a URL query parameter; given more than once, an error.
+func FromQuery(name string) KeyFunc { return fromRequest(httplock.FromQuery(name)) }
+
+// IdempotencyKey uses the Idempotency-Key header, a quoted structured-field
+// string, as httplock.IdempotencyKey does.
+func IdempotencyKey() KeyFunc { return fromRequest(httplock.IdempotencyKey()) }
+
+// FromParam uses a route parameter: "id" in "/orders/:id".
+func FromParam(name string) KeyFunc {
+	return func(c *echo.Context) (string, error) { return c.Param(name), nil }
+}
+
+// FromContext uses a value that earlier middleware stored with c.Set,
+// typically the user ID your auth middleware verified: the way to allow one
+// request per user. The value goes through httplock.KeyOf.
+func FromContext(key string) KeyFunc {
+	return func(c *echo.Context) (string, error) { return httplock.KeyOf(c.Get(key)) }
+}
+
+// FirstOf is the first non-empty key of fns (see httplock.FirstOf).
+func FirstOf(fns ...KeyFunc) KeyFunc { return httplock.FirstOf(fns...) }
+
+// Join combines the keys of fns into one (see httplock.Join).
+func Join(fns ...KeyFunc) KeyFunc { return httplock.Join(fns...) }
+
+// fromRequest runs a net/http extractor on the request, so that header and
+// query rules are httplock's, not a copy.
+func fromRequest(f httplock.KeyFunc) KeyFunc {
+	return func(c *echo.Context) (string, error) { return f(c.Request()) }
+}

@@ -1,0 +1,79 @@
+package echo5lock
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// New returns middleware that runs at most one request per key at a time,
+// with DefaultConfig otherwise. It panics if l or key is nil.
+func New(l *core.Locker, key KeyFunc) echo.MiddlewareFunc {
+	cfg := DefaultConfig
+	cfg.Locker, cfg.Key = l, key
+	return WithConfig(cfg)
+}
+
+// WithConfig returns the middleware for cfg. It panics if cfg is invalid, a
+// mistake to catch at start-up; ToMiddleware returns the error instead.
+func WithConfig(cfg Config) echo.MiddlewareFunc {
+	mw, err := cfg.ToMiddleware()
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+// ToMiddleware returns the middleware for cfg, or an error wrapping
+// httplock.ErrInvalidConfig (nil Locker or Key, negative durations, …). It
+// makes Config an echo.MiddlewareConfigurator.
+//
+// Register the middleware after middleware.Recover and your auth
+// middleware: Recover must be outside it to receive a handler's panic (the
+// lock is released first), and auth must have run for FromContext to find
+// the user.
+func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e, err := httplock.NewEngine(cfg.Config)
+	if err != nil {
+		return nil, fmt.Errorf("echo5lock: %w", err)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			if cfg.Skipper(c) {
+				return next(c)
+			}
+			if cfg.BeforeFunc != nil {
+				cfg.BeforeFunc(c)
+			}
+			key, kerr := cfg.Key(c)
+			req := c.Request()
+			var herr error
+			rej := e.Serve(req.Context(), e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+				if ctx != req.Context() {
+					c.SetRequest(req.WithContext(ctx))
+					defer c.SetRequest(req) // the lock's context ends with this call
+				}
+				herr = next(c)
+			})
+			if rej != nil {
+				return cfg.ErrorHandler(c, rej)
+			}
+			return herr
+		}
+	}, nil
+}
+
+// LockFrom returns the lock the middleware holds for the request while the
+// handler runs: the one on c.Request()'s context (core.FromContext), which is
+// cancelled with cause core.ErrLockLost if the lock is lost.
+func LockFrom(c *echo.Context) (*core.Lock, bool) {
+	return core.FromContext(c.Request().Context())
+}
