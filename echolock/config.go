@@ -59,7 +59,8 @@ type Config struct {
 	FailOpen bool
 	// StoreTimeout bounds each store call (default 1s).
 	StoreTimeout time.Duration
-	// Logger receives fail-open and release warnings (default slog.Default()).
+	// Logger receives the store, release and key warnings and errors
+	// (default slog.Default()).
 	Logger *slog.Logger
 }
 

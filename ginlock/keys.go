@@ -30,10 +30,15 @@ func FromParam(name string) KeyFunc {
 
 // FromContext uses a value that earlier middleware stored with c.Set,
 // typically the user ID your auth middleware verified: the way to allow one
-// request per user. The value goes through httplock.KeyOf.
+// request per user. The value goes through httplock.KeyOf (a type it cannot
+// use is answered 500); no value is httplock.ErrNoContextValue, taken as no
+// key and warned about once per middleware.
 func FromContext(key string) KeyFunc {
 	return func(c *gin.Context) (string, error) {
 		v, _ := c.Get(key)
+		if v == nil {
+			return "", httplock.ErrNoContextValue
+		}
 		return httplock.KeyOf(v)
 	}
 }

@@ -98,7 +98,8 @@ type Config struct {
 	// in time counts as unavailable.
 	StoreTimeout time.Duration
 
-	// Logger receives fail-open and release warnings (default slog.Default()).
+	// Logger receives the store, release and key warnings and errors
+	// (default slog.Default()).
 	Logger *slog.Logger
 
 	// Respond writes the response for a request that does not reach the

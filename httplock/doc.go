@@ -19,6 +19,8 @@
 //
 //	situation                                      response
 //	no key ("" from the extractor)                 handler runs unlocked (400 with KeyRequired)
+//	FromContext finds no value                     as no key; a warning logged once per middleware
+//	context value of a type no key can be made of  500 problem+json, logged as an error
 //	extractor error, key over 1 KiB                400 problem+json (a key header or
 //	                                               query parameter sent empty, a query
 //	                                               that cannot be parsed: errors too)

@@ -3,6 +3,8 @@ package httplock
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 
 	"github.com/reqlock/reqlock/core"
 )
@@ -12,9 +14,10 @@ import (
 // decides; the adapter extracts the key, runs its chain and writes (or
 // returns) the response. Its methods are safe for concurrent use.
 type Engine struct {
-	cfg                  Config
-	waiting              waiters
-	storeLog, releaseLog burstLog
+	cfg                          Config
+	waiting                      waiters
+	storeLog, releaseLog, keyLog burstLog
+	noValue                      sync.Once // warns of ErrNoContextValue
 }
 
 // NewEngine checks cfg and fills its defaults. Key may be nil: adapters
@@ -52,6 +55,14 @@ func (e *Engine) Scope(method, route string) string {
 // KeyRequired) and a fail-open request run next with ctx itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
 	switch {
+	case errors.Is(keyErr, ErrNoContextValue):
+		e.warnNoValue(scope)
+		key, keyErr = "", nil
+	case errors.Is(keyErr, ErrKeyMisconfigured):
+		e.keyLog.log(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", keyErr, "scope", scope)
+		return reject(ErrKeyMisconfigured, keyErr, 0)
+	}
+	switch {
 	case keyErr != nil:
 		return reject(ErrKeyInvalid, keyErr, 0)
 	case key == "" && e.cfg.KeyRequired:
@@ -77,6 +88,20 @@ func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, nex
 	}()
 	next(lctx)
 	return nil
+}
+
+// warnNoValue says, once per middleware, that a key extractor found no value
+// on the context: right for an anonymous request now and then, but when the
+// lock runs before the middleware that sets the value, every request.
+func (e *Engine) warnNoValue(scope string) {
+	e.noValue.Do(func() {
+		action := "running requests without it unlocked"
+		if e.cfg.KeyRequired {
+			action = "answering 400"
+		}
+		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; "+action+
+			" (logged once). Is the lock middleware placed before the one that sets the value?", "scope", scope)
+	})
 }
 
 // acquire takes the lock by the mode. It returns the lock, or a rejection,

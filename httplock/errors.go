@@ -1,6 +1,9 @@
 package httplock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Why a request did not reach the handler. A *Rejection wraps exactly one of
 // these; test for them with errors.Is.
@@ -21,6 +24,11 @@ var (
 	// StoreTimeout (503). The Rejection also wraps the store's error
 	// (core.ErrUnavailable).
 	ErrUnavailable = errors.New("reqlock: lock store unavailable")
+	// ErrKeyMisconfigured means the server, not the client, is at fault: the
+	// key extractor's error wraps it (ErrKeyType does), as when a context
+	// value has a type no key can be made of (500). The middleware logs it
+	// as an error.
+	ErrKeyMisconfigured = errors.New("reqlock: lock key misconfigured")
 	// ErrClientGone means the request's context was cancelled (the client
 	// disconnected) before the handler could run. Nobody is left to read a
 	// response, so the default responders write none; the status is the
@@ -48,8 +56,16 @@ var (
 	// ErrIdempotencyKeySyntax means the Idempotency-Key header is not a
 	// structured-field String.
 	ErrIdempotencyKeySyntax = errors.New("reqlock: Idempotency-Key is not a structured-field string")
-	// ErrKeyType means a context value has a type KeyOf cannot turn into a key.
-	ErrKeyType = errors.New("reqlock: context value cannot be a lock key")
+	// ErrKeyType means a context value has a type KeyOf cannot turn into a
+	// key. It wraps ErrKeyMisconfigured: the middleware answers 500, since
+	// only the server's code can fix it.
+	ErrKeyType = fmt.Errorf("%w: context value cannot be a lock key", ErrKeyMisconfigured)
+	// ErrNoContextValue means FromContext found no value under its key. The
+	// middleware takes it as no key (the request runs unlocked, or gets 400
+	// with KeyRequired) and logs a warning, once per middleware: the usual
+	// cause is the lock placed before the middleware that sets the value.
+	// FirstOf goes on to its next extractor.
+	ErrNoContextValue = errors.New("reqlock: no value on the request context for the lock key")
 )
 
 // StatusClientClosedRequest is the status recorded for ErrClientGone. It is

@@ -43,9 +43,21 @@ func FromPathValue(name string) KeyFunc {
 
 // FromContext uses a value that earlier middleware put on the request's
 // context, typically the user ID your auth middleware verified: the way to
-// allow one request per user. The value goes through KeyOf.
+// allow one request per user. The value goes through KeyOf. No value at all
+// is ErrNoContextValue, which the middleware takes as no key and warns
+// about once. It panics if key is nil or not comparable: no context can
+// hold a value under such a key.
 func FromContext(key any) KeyFunc {
-	return func(r *http.Request) (string, error) { return KeyOf(r.Context().Value(key)) }
+	if key == nil || !reflect.TypeOf(key).Comparable() {
+		panic(fmt.Errorf("httplock.FromContext: %w: key %T can never be on a context", ErrInvalidConfig, key))
+	}
+	return func(r *http.Request) (string, error) {
+		v := r.Context().Value(key)
+		if v == nil {
+			return "", ErrNoContextValue
+		}
+		return KeyOf(v)
+	}
 }
 
 // given is the key a client sent in a header or query parameter: none means
@@ -72,7 +84,8 @@ func single(vs []string) (string, error) {
 // KeyOf turns a context value into a key: a string or []byte as is, an
 // integer in decimal, a fmt.Stringer (a UUID type, say) by its String. nil
 // and nil pointers mean no key; any other type is an error wrapping
-// ErrKeyType (write a KeyFunc that picks the ID out of your user struct).
+// ErrKeyType, which the middleware answers with 500 (write a KeyFunc that
+// picks the ID out of your user struct).
 func KeyOf(v any) (string, error) {
 	switch v := v.(type) {
 	case nil:

@@ -41,7 +41,10 @@ func TestExtractors(t *testing.T) {
 		{"idempotency key empty", httplock.IdempotencyKey(), "", httplock.ErrIdempotencyKeySyntax},
 		{"query empty", httplock.FromQuery("blank"), "", httplock.ErrEmptyValue},
 		{"path", httplock.FromPathValue("id"), "42", nil},
-		{"context absent", httplock.FromContext(ctxKey{}), "", nil},
+		{"context absent", httplock.FromContext(ctxKey{}), "", httplock.ErrNoContextValue},
+		{"first of context absent", httplock.FirstOf(httplock.FromContext(ctxKey{}), httplock.FromQuery("order")), "7", nil},
+		{"first of none, context absent", httplock.FirstOf(httplock.FromContext(ctxKey{}), httplock.FromHeader("X-None")), "", httplock.ErrNoContextValue},
+		{"join context absent", httplock.Join(httplock.FromContext(ctxKey{}), httplock.FromQuery("order")), "", httplock.ErrNoContextValue},
 		{"first of", httplock.FirstOf(httplock.FromHeader("X-None"), httplock.FromQuery("order"), httplock.FromHeader("X-Key")), "7", nil},
 		{"first of error", httplock.FirstOf(httplock.FromHeader("X-Twice"), httplock.FromQuery("order")), "", httplock.ErrMultipleValues},
 		{"first of none", httplock.FirstOf(httplock.FromHeader("X-None")), "", nil},
@@ -77,6 +80,19 @@ func TestKeyOf(t *testing.T) {
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, "alice"))
 	if k, err := httplock.FromContext(ctxKey{})(r); k != "alice" || err != nil {
 		t.Fatalf("FromContext: %q, %v", k, err)
+	}
+}
+
+func TestFromContextKeyThatCannotBeSet(t *testing.T) {
+	for _, key := range []any{nil, []string{"user"}} {
+		func() {
+			defer func() {
+				if err, _ := recover().(error); !errors.Is(err, httplock.ErrInvalidConfig) {
+					t.Errorf("FromContext(%#v): recovered %v, want ErrInvalidConfig", key, err)
+				}
+			}()
+			httplock.FromContext(key)
+		}()
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // underlying cause: the extractor's error, core.ErrNotObtained,
 // core.ErrUnavailable or the context's error.
 type Rejection struct {
-	// Status is the HTTP status: 400, 409, 429, 503, or 499 for ErrClientGone.
+	// Status is the HTTP status: 400, 409, 429, 500, 503, or 499 for
+	// ErrClientGone.
 	Status int
 	// RetryAfter is the delay to send in Retry-After, in whole seconds; 0
 	// means no header.
@@ -20,7 +21,8 @@ type Rejection struct {
 	// Problem is the default RFC 9457 body.
 	Problem Problem
 	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
-	// ErrLocked, ErrTooManyWaiters, ErrUnavailable, ErrClientGone.
+	// ErrKeyMisconfigured, ErrLocked, ErrTooManyWaiters, ErrUnavailable,
+	// ErrClientGone.
 	Reason error
 	// Cause is the error behind Reason, or nil.
 	Cause error
@@ -98,6 +100,8 @@ func describe(reason, cause error) (status int, code, detail string) {
 		return http.StatusBadRequest, "key_missing", "This endpoint needs a lock key and the request has none."
 	case ErrKeyTooLong:
 		return http.StatusBadRequest, "key_too_long", "The request's lock key is longer than 1024 bytes."
+	case ErrKeyMisconfigured:
+		return http.StatusInternalServerError, "key_misconfigured", "The server could not work out this request's lock key."
 	case ErrLocked:
 		return http.StatusConflict, "locked", "A request with the same key is in progress. Retry after it completes."
 	case ErrTooManyWaiters:

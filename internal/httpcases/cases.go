@@ -42,6 +42,8 @@ var Cases = []Case{
 	{"failed_release_retried", failedReleaseRetried},
 	{"empty_idempotency_key", emptyIdempotencyKey},
 	{"malformed_query_key", malformedQueryKey},
+	{"context_value_missing", contextValueMissing},
+	{"context_value_wrong_type", contextValueWrongType},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {

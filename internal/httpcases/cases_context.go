@@ -1,0 +1,52 @@
+package httpcases
+
+import (
+	"net/http"
+
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// A context value nobody set (the lock placed before the middleware that
+// sets it) leaves every request unlocked: each middleware says so once.
+func contextValueMissing(e *Env) {
+	p := e.Probe()
+	var logs LogBuffer
+	cfg := httplock.Config{Locker: e.Locker(), Logger: logs.Logger()}
+	strict := cfg
+	strict.KeyRequired = true
+	key := KeySource{Kind: FromValue, Name: "session"}
+	url := e.Serve(
+		Route{Method: "POST", Path: "/orders", Lock: cfg, Key: key, Handler: p.Sleep(0)},
+		Route{Method: "POST", Path: "/strict", Lock: strict, Key: key, Handler: p.Sleep(0)},
+	)
+	for _, r := range collect(e, fanOut(e, 5, "POST", url+"/orders", UserHeader, "alice"), 5) {
+		expectOK(e, r)
+	}
+	for _, r := range collect(e, fanOut(e, 5, "POST", url+"/strict", UserHeader, "alice"), 5) {
+		expect(e, r, http.StatusBadRequest, "key_missing")
+	}
+	if n := logs.Count("no value on the request context"); n != 2 {
+		e.T.Fatalf("%d warnings about the missing context value, want one per middleware:\n%s", n, logs.String())
+	}
+}
+
+// A context value of a type no key can be made of is the server's bug: 500
+// and an error in the log, not a 400 that blames the client.
+func contextValueWrongType(e *Env) {
+	p := e.Probe()
+	var logs LogBuffer
+	url := e.Serve(Route{
+		Method: "POST", Path: "/orders",
+		Lock: httplock.Config{Locker: e.Locker(), Logger: logs.Logger()}, Key: KeySource{Kind: FromValue, Name: AccountKey},
+		Handler: p.Sleep(0),
+	})
+	for range 3 {
+		expect(e, e.Send("POST", url+"/orders", UserHeader, "alice"), http.StatusInternalServerError, "key_misconfigured")
+	}
+	if calls, _ := p.Stats(); calls != 0 {
+		e.T.Fatalf("handler ran %d times", calls)
+	}
+	if n := logs.Count("level=ERROR"); n != 1 {
+		e.T.Fatalf("%d error lines, want one for the burst:\n%s", n, logs.String())
+	}
+}
