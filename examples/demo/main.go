@@ -1,6 +1,7 @@
-// Command demo starts a Gin, an Echo and a net/http server on loopback, each
-// with reqlock in front of the same slow handler, fires bursts of concurrent
-// duplicate requests from one user at each, and prints what came back.
+// Command demo starts a Gin, an Echo v4, an Echo v5 and a net/http server on
+// loopback, each with reqlock in front of the same slow handler, fires bursts
+// of concurrent duplicate requests from one user at each, and prints what
+// came back.
 //
 //	go run ./examples/demo                                   # memory store
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/demo

@@ -11,8 +11,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/labstack/echo/v4"
+	echo5 "github.com/labstack/echo/v5"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
@@ -50,6 +52,7 @@ type framework struct {
 var frameworks = []framework{
 	{"gin", ginServer},
 	{"echo", echoServer},
+	{"echo v5", echo5Server},
 	{"net/http", netHTTPServer},
 }
 
@@ -76,6 +79,21 @@ func echoServer(s *server, l *core.Locker, sc scenario) http.Handler {
 		Locker: l, Key: echolock.FromContext("user"), Mode: sc.mode, MaxWaiters: sc.maxWaiters,
 	})
 	e.POST("/orders", func(c echo.Context) error {
+		s.handle()
+		return c.NoContent(http.StatusCreated)
+	}, auth, lock)
+	return e
+}
+
+func echo5Server(s *server, l *core.Locker, sc scenario) http.Handler {
+	e := echo5.New()
+	auth := func(next echo5.HandlerFunc) echo5.HandlerFunc {
+		return func(c *echo5.Context) error { c.Set("user", bearer(c.Request().Header)); return next(c) }
+	}
+	lock := echo5lock.WithConfig(echo5lock.Config{
+		Key: echo5lock.FromContext("user"), Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters},
+	})
+	e.POST("/orders", func(c *echo5.Context) error {
 		s.handle()
 		return c.NoContent(http.StatusCreated)
 	}, auth, lock)
