@@ -144,12 +144,15 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 	if left, err := store.TTL(ctx, held.Key, held.Token); err != nil || left <= 0 {
 		t.Fatalf("TTL while the slot moves: %v, %v", left, err)
 	}
+	// An acquire names the attempt's cancel marker too, which does not
+	// exist: Redis answers TRYAGAIN for a key set that is partly there
+	// while its slot moves, for a contender as for a new lock. Nothing is
+	// taken either way.
 	contender := core.Lease{Key: held.Key, Token: "contender", TTL: time.Second}
-	if _, err := store.Acquire(ctx, contender); !errors.Is(err, core.ErrNotObtained) {
-		t.Fatalf("contender while the slot moves: %v, want ErrNotObtained", err)
-	}
-	if _, err := store.Acquire(ctx, fresh); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
-		t.Fatalf("new lock while the slot moves: %v, want TRYAGAIN", err)
+	for _, l := range []core.Lease{contender, fresh} {
+		if _, err := store.Acquire(ctx, l); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+			t.Fatalf("acquire of %s while the slot moves: %v, want TRYAGAIN", l.Key, err)
+		}
 	}
 	if err := store.Release(ctx, held.Key, held.Token); err != nil {
 		t.Fatalf("Release while the slot moves: %v", err)

@@ -21,6 +21,7 @@ type Lock struct {
 	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
 	nextCheck  time.Time // when the watchdog looks at this lock again
 	retrying   bool      // the last renewal failed for a transient reason
+	renewing   bool      // a watchdog renewal is on its way
 
 	// extending is held across one extend and the bookkeeping of its
 	// result, so that Refresh and a watchdog renewal take turns.
@@ -64,41 +65,49 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 }
 
 // Refresh extends the lease to ttl from now; later renewals by the watchdog
-// keep that ttl. ErrNotHeld means the lock was already gone (Lost fires).
-// After any other error the store may still have applied it, so a shorter
-// ttl counts all the same: renewals use it from now on, and the lock is
-// trusted no longer than that ttl from this call would allow.
+// keep that ttl. The lease in the store never shrinks: a ttl shorter than
+// what is left of it changes the renewals to come, not the lease.
+// ErrNotHeld means the lock was already gone, or was declared lost while
+// the call was under way: a lost lock stays lost, and whatever this call
+// extended in the store is released again. After any other error the
+// store may or may not have applied it; the lock is trusted as before and
+// the watchdog tries again.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl < MinTTL {
 		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)
 	}
 	ttl = ttl.Truncate(time.Millisecond)
-	lk.mu.Lock()
-	done := lk.released || lk.lost
-	lk.mu.Unlock()
-	if done {
-		return ErrNotHeld
-	}
 	lk.extending.Lock()
 	defer lk.extending.Unlock()
+	if lk.done() {
+		return ErrNotHeld
+	}
+	l := lk.locker
 	start := time.Now()
-	r := lk.locker.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
+	r := l.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
 	switch {
 	case r.Err == nil:
-		lk.locker.dog.renewed(lk, ttl, start, r.Validity)
+		if !l.dog.renewed(lk, ttl, start, r.Validity) {
+			l.extendedTooLate(lk)
+			return ErrNotHeld
+		}
 		return nil
 	case errors.Is(r.Err, ErrNotHeld):
-		lk.locker.dog.lose(lk, "refresh found the lock gone")
+		l.dog.lose(lk, "refresh found the lock gone")
 		return ErrNotHeld
 	default:
-		lk.locker.dog.mayHaveRenewed(lk, ttl, start)
+		l.dog.retrySoon(lk, r.Err)
 		return unavailable("refresh", ctxErr(ctx), r.Err)
 	}
 }
 
 // Release gives the lock up and stops its renewal at once. ErrNotHeld means
 // it was not ours any more (released before, or expired); nothing of anyone
-// else's is freed.
+// else's is freed. When the store fails to answer (ErrUnavailable), the
+// release may or may not have happened; it is then retried in the
+// background until it is known done or the lease has run out, so that a
+// store that stalls for a moment does not keep the key from others for the
+// rest of the lease.
 func (lk *Lock) Release(ctx context.Context) error {
 	lk.mu.Lock()
 	if lk.released {
@@ -109,10 +118,11 @@ func (lk *Lock) Release(ctx context.Context) error {
 	lk.mu.Unlock()
 
 	l := lk.locker
-	l.dog.remove(lk)
+	until := l.dog.remove(lk)
 	err := l.store.Release(ctx, lk.skey, lk.token)
 	l.waiters.wake(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
+		l.retryRelease(ctx, lk.skey, lk.token, until)
 		return unavailable("release", ctxErr(ctx), err)
 	}
 	return err
@@ -185,6 +195,13 @@ func (lk *Lock) markLost() bool {
 		f()
 	}
 	return true
+}
+
+// done reports whether the lock was released or lost.
+func (lk *Lock) done() bool {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	return lk.released || lk.lost
 }
 
 func (lk *Lock) isLost() bool {

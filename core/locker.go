@@ -136,14 +136,16 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		actx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	g, err := l.store.Acquire(actx, Lease{Key: skey, Token: token, TTL: l.ttl})
+	lease := Lease{Key: skey, Token: token, TTL: l.ttl}
+	g, err := l.store.Acquire(actx, lease)
 	if err != nil {
 		if errors.Is(err, ErrNotObtained) {
 			return nil, err
 		}
-		// The script may have run and only the reply been lost (a cancelled
-		// caller, a timeout): take back what our token may hold.
-		l.abandon(ctx, skey, token)
+		// The script may have run and only the reply been lost, or it may
+		// still be on its way (a cancelled caller, a timeout): take back
+		// what our token holds or would hold.
+		l.abandon(ctx, lease, start)
 		return nil, unavailable("acquire", ctxErr(actx), err)
 	}
 	lk := &Lock{
@@ -157,17 +159,6 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 	}
 	l.dog.add(lk, start)
 	return lk, nil
-}
-
-// abandon releases, in the background and bounded, a lock that an attempt
-// whose outcome is unknown may have taken. The token is ours alone, so this
-// can never free someone else's lock.
-func (l *Locker) abandon(ctx context.Context, skey, token string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout())
-	go func() {
-		defer cancel()
-		_ = l.store.Release(ctx, skey, token)
-	}()
 }
 
 // attemptTimeout is the bound on one acquire round trip: the context's

@@ -49,7 +49,9 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	if len(s.locks) >= s.sweepAt {
 		s.sweep(now)
 	}
-	return Grant{Fence: s.lastFence, Validity: l.TTL}, nil
+	// The same margin as the network stores: the holder's timer may fire a
+	// little late, and must still declare the lock lost before it is free.
+	return Grant{Fence: s.lastFence, Validity: validity(l.TTL)}, nil
 }
 
 // sweep drops expired entries. It runs when the map has doubled since the
@@ -80,8 +82,11 @@ func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
 			out[i].Err = ErrNotHeld
 			continue
 		}
-		s.locks[l.Key] = memoryLock{token: l.Token, expires: now.Add(l.TTL)}
-		out[i].Validity = l.TTL
+		// As in Redis, the lease only grows.
+		if until := now.Add(l.TTL); until.After(s.locks[l.Key].expires) {
+			s.locks[l.Key] = memoryLock{token: l.Token, expires: until}
+		}
+		out[i].Validity = validity(l.TTL)
 	}
 	return out
 }

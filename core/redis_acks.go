@@ -98,18 +98,18 @@ func (a *replicaAcks) waitArgs(ctx context.Context) []any {
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.
 func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
-	v, acks, err := s.evalThenWait(ctx, l)
+	fence, remaining, acks, err := s.evalThenWait(ctx, l)
 	if err != nil {
 		return Grant{}, err
 	}
-	if v <= 0 {
-		return Grant{}, &NotObtainedError{Remaining: time.Duration(-v) * time.Millisecond}
+	if fence == 0 {
+		return Grant{}, &NotObtainedError{Remaining: remaining}
 	}
 	if acks < int64(s.acks.n) {
 		giveBack(ctx, s, l)
 		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
 	}
-	return Grant{Fence: uint64(v), Validity: validity(l.TTL)}, nil
+	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil
 }
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the
@@ -117,15 +117,15 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 // Cluster that is the key's master, asked directly, and where the slot has
 // moved (MOVED) or is moving (ASK), the node the redirect names, for as many
 // redirects as the cluster client's MaxRedirects allows.
-func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks int64, err error) {
+func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (fence uint64, remaining time.Duration, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
-	args := append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)
+	args := acquireArgs(l, ttl, fttl, 5)
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
 	hops := 0 // redirects the cluster client would follow
 	if cc != nil {
 		if node, err = cc.MasterForKey(ctx, l.Key); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		hops = cc.Options().MaxRedirects
 	}
@@ -155,26 +155,26 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (result, acks in
 		// then an ASK.
 		target := s.acks.redirectTarget(ctx, cc, redirect)
 		if target == nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		node, asking = target, replyIs(redirect, "ASK")
 	}
 	if err != nil {
 		// Either an answer saying the script did not run, or no answer, in
 		// which case the Locker takes back what the token may hold.
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	if result, err = evalCmd.Int64(); err != nil {
-		return 0, 0, err
+	if fence, remaining, err = acquireReply(evalCmd); err != nil {
+		return 0, 0, 0, err
 	}
 	if acks, err = waitCmd.Int64(); err != nil {
 		// The script ran and only WAIT failed: give back a lock it took.
-		if result > 0 {
+		if fence > 0 {
 			giveBack(ctx, s, l)
 		}
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return result, acks, nil
+	return fence, remaining, acks, nil
 }
 
 // ackNode is where an acked acquire goes: the client, or one Cluster node.

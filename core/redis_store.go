@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	_ "embed"
+	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,11 +30,22 @@ var (
 	//go:embed lua/ttl.lua
 	ttlLua    string
 	ttlScript = redis.NewScript(ttlLua)
+
+	//go:embed lua/cancel.lua
+	cancelLua    string
+	cancelScript = redis.NewScript(cancelLua)
 )
 
 // fenceSuffix names a lock's fence counter: appended after the {hash tag},
 // so counter and lock share a Cluster slot.
 const fenceSuffix = ":fence"
+
+// cancelInfix names the marker cancel.lua leaves for a token: lock key +
+// infix + token, in the lock's slot.
+const cancelInfix = ":cancel:"
+
+// cancelKey is the key of token's cancel marker for the lock key.
+func cancelKey(key, token string) string { return key + cancelInfix + token }
 
 // fenceTTL is how long a fence counter outlives the last use of its lock:
 // long enough that a backward step of the server clock within it cannot
@@ -55,11 +68,14 @@ type RedisStore struct {
 	acks  *replicaAcks // nil unless WithReplicaAcks
 }
 
-// NewRedisStore returns a store over c. It panics if c is nil.
+// NewRedisStore returns a store over c. It panics if c is nil, and logs a
+// warning (to slog.Default, once per client) if c was created without
+// ContextTimeoutEnabled.
 func NewRedisStore(c redis.UniversalClient) *RedisStore {
 	if c == nil {
 		panic("reqlock: NewRedisStore: nil client")
 	}
+	warnIfIgnoresDeadlines(c)
 	return &RedisStore{c: c, d: scriptDoer(c)}
 }
 
@@ -69,14 +85,41 @@ func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		return s.acquireAcked(ctx, l)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	n, err := run(ctx, s.d, acquireCall, append(evalArgs(5), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl)).Int64()
+	fence, remaining, err := acquireReply(run(ctx, s.d, acquireCall, acquireArgs(l, ttl, fttl, 5)))
 	if err != nil {
 		return Grant{}, err
 	}
-	if n <= 0 {
-		return Grant{}, &NotObtainedError{Remaining: time.Duration(-n) * time.Millisecond}
+	if fence == 0 {
+		return Grant{}, &NotObtainedError{Remaining: remaining}
 	}
-	return Grant{Fence: uint64(n), Validity: validity(l.TTL)}, nil
+	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil
+}
+
+// acquireArgs is the argument list of acquire.lua for l, from evalArgs with
+// room for n keys and arguments.
+func acquireArgs(l Lease, ttl, fttl any, n int) []any {
+	return append(evalArgs(n+1), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Token, ttl, fttl)
+}
+
+// acquireReply reads acquire.lua's answer: the fence, a string of digits
+// (Lua's doubles would round a fence above 2^53), when the lock is ours;
+// otherwise fence 0 and the holder's remaining lease (0: unknown).
+func acquireReply(cmd *redis.Cmd) (fence uint64, remaining time.Duration, err error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	switch v := v.(type) {
+	case string:
+		if fence, err = strconv.ParseUint(v, 10, 64); err == nil && fence > 0 {
+			return fence, 0, nil
+		}
+	case int64:
+		if v <= 0 {
+			return 0, time.Duration(-v) * time.Millisecond, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
 }
 
 // validity is how long we rely on a lease Redis granted: the lease, less
@@ -160,6 +203,14 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 	default:
 		return Renewal{Validity: validity(l.TTL)}
 	}
+}
+
+// Cancel implements Canceler: the lock is deleted if l.Token holds it, and
+// a marker left for the token, for fenceTTL(l.TTL), makes an acquire with
+// that token that is still on its way give the lock straight back when it
+// lands. One round trip.
+func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
+	return run(ctx, s.d, cancelCall, append(evalArgs(4), l.Key, cancelKey(l.Key, l.Token), l.Token, fenceTTL(l.TTL).Milliseconds())).Err()
 }
 
 // Release implements Store: compare the token, then DEL.

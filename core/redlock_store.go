@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -162,14 +163,14 @@ type nodeAcquire struct {
 // acquire.lua).
 func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	v, err := run(ctx, n.d, acquireCall, append(evalArgs(6), l.Key, l.Key+fenceSuffix, l.Token, ttl, fttl, floor)).Int64()
+	fence, remaining, err := acquireReply(run(ctx, n.d, acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)))
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
-	case v <= 0:
-		return nodeAcquire{taken: true, remaining: time.Duration(-v) * time.Millisecond}
+	case fence == 0:
+		return nodeAcquire{taken: true, remaining: remaining}
 	default:
-		return nodeAcquire{fence: uint64(v)}
+		return nodeAcquire{fence: fence}
 	}
 }
 
@@ -180,7 +181,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		return Grant{}, err // the calls would outlive ctx: do not start them
 	}
 	start := time.Now()
-	floor := any(start.UnixMicro()) // boxed once for all nodes
+	floor := any(strconv.FormatInt(start.UnixMicro(), 10)) // formatted once for all nodes
 	budget, timeout := s.budget(l.TTL)
 	lg := s.late.track(l.Key, l.Token, len(s.nodes))
 	answers := fanOutUntil(ctx, s.nodes, timeout,
@@ -214,10 +215,9 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 		return Grant{Fence: fence, Validity: validity}, nil
 	}
 
-	// Not enough, or too late: take back our token wherever it may be. This
-	// is an ordinary release, so that a grant still on its way is taken back
-	// when it lands, and it goes on also when the caller gave up: that may be
-	// why we failed.
+	// Not enough, or too late: take back our token wherever it may be, and
+	// wherever it may still land (a cancel leaves a marker that voids it),
+	// also when the caller gave up: that may be why we failed.
 	giveBack(ctx, s, l)
 
 	switch {
@@ -333,6 +333,31 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 		return &quorumError{op: "release", ok: deleted, need: s.quorum, nodes: len(s.nodes),
 			errs: s.nodeErrs(failed, func(i int) error { return answers[i] })}
 	}
+}
+
+// Cancel implements Canceler: cancel.lua on every node at once, one round
+// trip each. Nil once a quorum has run it: then no quorum can ever hold our
+// token, whatever still lands; a node it did not reach may keep a late copy
+// until the lease ends, which blocks only that node.
+func (s *RedlockStore) Cancel(ctx context.Context, l Lease) error {
+	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
+		func(ctx context.Context, n *RedisStore) error { return n.Cancel(ctx, l) },
+		func(err error) error { return err },
+		func(err error) bool { return err == nil }, len(s.nodes))
+	var ok int
+	var failed []int
+	for i, err := range answers {
+		if err == nil {
+			ok++
+		} else {
+			failed = append(failed, i)
+		}
+	}
+	if ok >= s.quorum {
+		return nil
+	}
+	return &quorumError{op: "cancel", ok: ok, need: s.quorum, nodes: len(s.nodes),
+		errs: s.nodeErrs(failed, func(i int) error { return answers[i] })}
 }
 
 // nodeTTL is one node's answer to a TTL query.

@@ -229,13 +229,14 @@ func TestRedlockConflictRemaining(t *testing.T) {
 	}
 	// A split vote (two ours, three theirs) is "taken", and ours are undone;
 	// one more free node makes a quorum: the shortest of theirs, 3s.
+	// A fresh token, as every attempt has: the failed one cancelled "me".
 	clients[0].Del(ctx, key)
 	clients[4].Del(ctx, key)
-	_, err = s.Acquire(ctx, core.Lease{Key: key, Token: "me", TTL: time.Second})
+	_, err = s.Acquire(ctx, core.Lease{Key: key, Token: "me again", TTL: time.Second})
 	if left, _ := core.HolderTTL(err); !errors.Is(err, core.ErrNotObtained) || left <= 2*time.Second || left > 3*time.Second {
 		t.Fatalf("split vote: %v, want ErrNotObtained with about 3s", err)
 	}
-	if n := holders(t, clients, key, "me"); n != 0 {
+	if n := holders(t, clients, key, "me again"); n != 0 {
 		t.Fatalf("failed attempt left its lock on %d nodes", n)
 	}
 }

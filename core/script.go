@@ -18,7 +18,8 @@ func newScriptCall(s *redis.Script, source string, numKeys int) scriptCall {
 }
 
 var (
-	acquireCall = newScriptCall(acquireScript, acquireLua, 2)
+	acquireCall = newScriptCall(acquireScript, acquireLua, 3)
+	cancelCall  = newScriptCall(cancelScript, cancelLua, 2)
 	releaseCall = newScriptCall(releaseScript, releaseLua, 1)
 	ttlCall     = newScriptCall(ttlScript, ttlLua, 1)
 )

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -34,6 +35,8 @@ type Lease struct {
 	// its Redis Cluster slot.
 	Key string
 	// Token is the holder's random secret; only it can extend or release.
+	// A token serves one acquire: once an attempt with it was cancelled
+	// (Canceler), it takes nothing for a while.
 	Token string
 	// TTL is the lease, in whole milliseconds.
 	TTL time.Duration
@@ -56,16 +59,46 @@ type Renewal struct {
 	Err error
 }
 
+// Canceler is implemented by stores whose Acquire can reach the store after
+// its caller stopped waiting for the answer (a network store: the command
+// may sit in a socket buffer, or behind a slow link, for as long as the
+// network likes). The Locker cancels every acquire whose outcome it does not
+// know: a plain Release would find nothing if the acquire has not landed
+// yet, and the acquire would then take the lock for nobody, for a whole
+// lease. Stores that cannot be reached late need not implement it; Release
+// is used for them.
+type Canceler interface {
+	// Cancel deletes the lock if l.Token holds it, and makes sure that an
+	// Acquire of l still on its way takes nothing when it lands.
+	Cancel(ctx context.Context, l Lease) error
+}
+
+// cancel undoes an acquire of l whose outcome is unknown: Cancel where the
+// store has it, else Release. ErrNotHeld (nothing was there) is success.
+func cancel(ctx context.Context, s Store, l Lease) error {
+	var err error
+	if c, ok := s.(Canceler); ok {
+		err = c.Cancel(ctx, l)
+	} else {
+		err = s.Release(ctx, l.Key, l.Token)
+	}
+	if errors.Is(err, ErrNotHeld) {
+		return nil
+	}
+	return err
+}
+
 // detachedReleaseTimeout bounds a release made on a context cut loose from
 // the caller's: never past the lease, after which there is nothing left to
 // release, and never long.
 func detachedReleaseTimeout(ttl time.Duration) time.Duration { return min(ttl, 3*time.Second) }
 
-// giveBack releases a lease that an acquire took but cannot hand out, on a
-// context of its own (the caller's may be what ran out, which is why) and
-// bounded.
+// giveBack undoes an acquire of l that may have taken the lock but cannot
+// hand it out, on a context of its own (the caller's may be what ran out,
+// which is why) and bounded. It cancels rather than releases: a part of the
+// acquire (a Redlock node's) may still be on its way.
 func giveBack(ctx context.Context, s Store, l Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedReleaseTimeout(l.TTL))
-	defer cancel()
-	_ = s.Release(ctx, l.Key, l.Token)
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), detachedReleaseTimeout(l.TTL))
+	defer stop()
+	_ = cancel(ctx, s, l)
 }

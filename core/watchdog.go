@@ -11,13 +11,19 @@ import (
 // that a busy Locker does not start a goroutine for every lock it hands out.
 const linger = 50 * time.Millisecond
 
-// watchdog keeps a Locker's locks alive: one goroutine renews all of them,
-// batched into one Store.Extend per tick, at about a third of each lease. A
-// renewal that fails for a transient reason is retried until the lease would
-// have run out by our own monotonic clock; then the lock is lost. Without
-// auto-renewal it only marks locks lost when their lease runs out.
+// watchdog keeps a Locker's locks alive: one goroutine watches all of them,
+// and renews the due ones, batched into one Store.Extend, at about a third
+// of each lease. A renewal that fails for a transient reason is retried
+// until the lease would have run out by our own monotonic clock; then the
+// lock is lost. Without auto-renewal it only marks locks lost when their
+// lease runs out.
 //
-// Each lock's ttl, validUntil and nextCheck are guarded by mu.
+// The round trips run off the watching goroutine, so that each lock is
+// declared lost by its own deadline whatever another lock's renewal is
+// waiting for (a paused Cluster master, a slow link).
+//
+// Each lock's ttl, validUntil, nextCheck, retrying and renewing are guarded
+// by mu.
 type watchdog struct {
 	l    *Locker
 	wake chan struct{} // cap 1: the schedule changed
@@ -51,9 +57,10 @@ func (w *watchdog) add(lk *Lock, start time.Time) {
 	w.mu.Unlock()
 }
 
-// remove stops watching lk.
-func (w *watchdog) remove(lk *Lock) {
+// remove stops watching lk and returns until when the lock was trusted.
+func (w *watchdog) remove(lk *Lock) (validUntil time.Time) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	delete(w.held, lk)
 	if len(w.held) == 0 {
 		now := time.Now()
@@ -63,43 +70,33 @@ func (w *watchdog) remove(lk *Lock) {
 			w.notify()
 		}
 	}
-	w.mu.Unlock()
+	return lk.validUntil
 }
 
-// renewed records a successful extension to ttl that was requested at start.
-func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validity time.Duration) {
-	w.mu.Lock()
-	lk.ttl = ttl
-	lk.retrying = false
-	lk.validUntil = start.Add(validity)
-	lk.nextCheck = w.schedule(lk, start)
-	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
-		w.notify()
-	}
-	w.mu.Unlock()
-}
-
-// mayHaveRenewed records an extension to ttl, requested at start, that
-// failed without saying whether Redis applied it: a reply lost, a deadline
-// hit. If ttl is shorter than the lease we trust, it may have landed and
-// cut that lease short, now or later, so we trust no more than it would
-// have given and renew with ttl from now on (a renewal to the old ttl could
-// be undone by this one landing after it). A longer ttl landing only
-// lengthens the lease, which is safe to ignore.
-func (w *watchdog) mayHaveRenewed(lk *Lock, ttl time.Duration, start time.Time) {
+// renewed records a successful extension to ttl that was requested at
+// start, and reports whether lk is still watched: false when it was lost
+// or released while the extension was on its way.
+//
+// The lease in the store only grows (extend.lua), so what we trusted before
+// still holds: a Refresh to a shorter ttl shortens the renewals to come,
+// not the trust already earned.
+func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validity time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ttl >= lk.ttl {
-		return
+	lk.renewing = false
+	if _, ok := w.held[lk]; !ok {
+		return false
 	}
 	lk.ttl = ttl
-	if until := start.Add(validity(ttl)); until.Before(lk.validUntil) {
+	lk.retrying = false
+	if until := start.Add(validity); until.After(lk.validUntil) {
 		lk.validUntil = until
-		lk.nextCheck = w.schedule(lk, start)
-		if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
-			w.notify()
-		}
 	}
+	lk.nextCheck = w.schedule(lk, start)
+	if w.running && lk.nextCheck.Before(w.target) {
+		w.notify()
+	}
+	return true
 }
 
 // lose marks lk lost, stops watching it and says so in the log.
@@ -130,6 +127,9 @@ func (w *watchdog) slack(lk *Lock) time.Duration {
 	return lk.ttl / 6
 }
 
+// retryGap is how long after a failed renewal the next one goes.
+func retryGap(ttl time.Duration) time.Duration { return max(ttl/10, 5*time.Millisecond) }
+
 // notify wakes the loop; the caller holds mu.
 func (w *watchdog) notify() {
 	select {
@@ -155,29 +155,35 @@ func (w *watchdog) loop() {
 			next = w.emptySince.Add(linger)
 		}
 		for lk := range w.held {
-			switch {
-			case !now.Before(lk.validUntil):
+			if !now.Before(lk.validUntil) {
 				expired = append(expired, lk)
-			case !now.Add(w.slack(lk)).Before(lk.nextCheck):
+				continue
+			}
+			// Every lock's own deadline, also while its renewal is on its way.
+			next = earlier(next, lk.validUntil)
+			switch {
+			case lk.renewing:
+			case now.Add(w.slack(lk)).Before(lk.nextCheck):
+				next = earlier(next, lk.nextCheck)
+			case lk.extending.TryLock():
+				lk.renewing = true
 				due = append(due, lk)
-			case lk.nextCheck.Before(next):
-				next = lk.nextCheck
+			default:
+				// A Refresh is under way; it reschedules the lock when it
+				// is done. Look again only if it takes long.
+				lk.retrying = true
+				lk.nextCheck = earlier(now.Add(retryGap(lk.ttl)), lk.validUntil)
+				next = earlier(next, lk.nextCheck)
 			}
 		}
 		w.target = next
-		if len(due)+len(expired) > 0 {
-			w.target = now // busy: the loop looks again right after
-		}
 		w.mu.Unlock()
 
 		for _, lk := range expired {
 			w.lose(lk, "lease ran out before it could be renewed")
 		}
 		if len(due) > 0 {
-			w.renew(due)
-		}
-		if len(due)+len(expired) > 0 {
-			continue
+			go w.renew(due)
 		}
 		timer.Reset(next.Sub(now))
 		select {
@@ -187,47 +193,29 @@ func (w *watchdog) loop() {
 	}
 }
 
-// renew extends every due lock in one Store.Extend. The call is bounded by
-// the shortest remaining validity of every lock held, not only the due
-// ones: while it runs this goroutine checks nothing else, and a lock whose
-// lease ends meanwhile must be declared lost on time.
-//
-// A lock whose Refresh is under way is left out: two extends of one lock in
-// flight could land in either order and leave us trusting the wrong lease.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// renew extends the due locks, whose extending mutexes the loop took, in
+// one Store.Extend, bounded by the shortest validity among them: past it the
+// loop has declared that lock lost anyway, and a renewal failed fast is
+// retried soon.
 func (w *watchdog) renew(due []*Lock) {
-	var mine, busy []*Lock
-	for _, lk := range due {
-		if lk.extending.TryLock() {
-			mine = append(mine, lk)
-		} else {
-			busy = append(busy, lk)
-		}
-	}
-	if len(busy) > 0 { // look again shortly; the Refresh reschedules them anyway
-		later := time.Now().Add(time.Millisecond)
-		w.mu.Lock()
-		for _, lk := range busy {
-			lk.nextCheck, lk.retrying = later, true // retrying: no slack, so not due at once
-		}
-		w.mu.Unlock()
-	}
 	defer func() {
-		for _, lk := range mine {
+		for _, lk := range due {
 			lk.extending.Unlock()
 		}
 	}()
-	if len(mine) == 0 {
-		return
-	}
-
-	leases := make([]Lease, len(mine))
+	leases := make([]Lease, len(due))
 	now := time.Now()
 	budget := time.Hour
 	w.mu.Lock()
-	for i, lk := range mine {
+	for i, lk := range due {
 		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
-	}
-	for lk := range w.held {
 		budget = min(budget, lk.validUntil.Sub(now))
 	}
 	w.mu.Unlock()
@@ -236,12 +224,15 @@ func (w *watchdog) renew(due []*Lock) {
 
 	start := time.Now()
 	results := w.l.store.Extend(ctx, leases)
-	for i, lk := range mine {
+	for i, lk := range due {
 		r := results[i]
 		switch {
 		case r.Err == nil:
-			w.renewed(lk, leases[i].TTL, start, r.Validity)
+			if !w.renewed(lk, leases[i].TTL, start, r.Validity) {
+				w.l.extendedTooLate(lk)
+			}
 		case errors.Is(r.Err, ErrNotHeld):
+			w.done(lk)
 			w.lose(lk, "renewal found the lock gone: expired, deleted or taken")
 		default:
 			w.retrySoon(lk, r.Err)
@@ -249,18 +240,25 @@ func (w *watchdog) renew(due []*Lock) {
 	}
 }
 
+// done records that no renewal of lk is on its way any more.
+func (w *watchdog) done(lk *Lock) {
+	w.mu.Lock()
+	lk.renewing = false
+	w.mu.Unlock()
+}
+
 // retrySoon schedules another renewal of lk after a transient failure, no
 // later than the end of its validity.
 func (w *watchdog) retrySoon(lk *Lock, err error) {
 	now := time.Now()
 	w.mu.Lock()
-	gap := max(lk.ttl/10, 5*time.Millisecond)
+	lk.renewing = false
 	lk.retrying = true // no slack: retry at the gap, not at once
-	lk.nextCheck = now.Add(gap)
-	if lk.nextCheck.After(lk.validUntil) {
-		lk.nextCheck = lk.validUntil
-	}
+	lk.nextCheck = earlier(now.Add(retryGap(lk.ttl)), lk.validUntil)
 	left := lk.validUntil.Sub(now)
+	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
+		w.notify()
+	}
 	w.mu.Unlock()
 	w.l.log.Debug("reqlock: renewal failed, retrying", "key", lk.skey, "lease_left", left, "error", err)
 }

@@ -131,9 +131,10 @@ func (s *heldReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal 
 	return out
 }
 
-// A Refresh that shortens the lease while a watchdog renewal is in flight
-// must win: the holder then relies on the shorter lease, the one Redis has,
-// and knows the lock is lost by the time someone else can take it.
+// A Refresh to a shorter lease while a watchdog renewal is in flight: the
+// two take turns, the lease in Redis never shrinks, and whatever the holder
+// ends up trusting, it knows the lock is lost by the time someone else can
+// take it.
 func TestRefreshTakesTurnsWithRenewal(t *testing.T) {
 	srv := redistest.Start(t)
 	const long, short = 1500 * time.Millisecond, 300 * time.Millisecond
@@ -200,11 +201,11 @@ func (s *lostReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal 
 	return out
 }
 
-// A Refresh that shortens the lease and fails without knowing whether Redis
-// applied it must be taken as applied: the holder then relies on the
-// shorter lease, and knows the lock is lost by the time someone else can
-// take it, instead of trusting the longer lease it had.
-func TestRefreshOfUnknownOutcomeShortensTrust(t *testing.T) {
+// A Refresh to a shorter lease that fails without knowing whether Redis
+// applied it: applied or not, it cannot shorten the lease in Redis, so the
+// holder may keep trusting the longer lease it had, and knows the lock is
+// lost by the time someone else can take it.
+func TestRefreshOfUnknownOutcomeKeepsTrustRight(t *testing.T) {
 	srv := redistest.Start(t)
 	const long, short = 1500 * time.Millisecond, 300 * time.Millisecond
 	st := &lostReply{Store: core.NewRedisStore(srv.Client(t)), ttl: short}

@@ -2,6 +2,7 @@
 --
 -- KEYS[1]  the lock; its value is the holder's random token
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
+-- KEYS[3]  the token's cancel marker (see cancel.lua)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
@@ -10,19 +11,58 @@
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
--- Returns the fence (> 0) when the lock is ours, or when someone else holds
--- it, minus the holder's remaining lease in milliseconds (0: no expiry set).
+-- Returns the fence as a string of digits when the lock is ours, or when
+-- someone else holds it, minus the holder's remaining lease in milliseconds
+-- (0: no expiry set).
 --
--- The common case is three calls, SET NX, TIME and SET GET: every
--- redis.call costs about a microsecond of server time, and this script is
--- the hot path.
+-- Fences are kept and returned as strings of decimal digits: Lua's numbers
+-- are doubles, exact only up to 2^53, and a fence must never repeat.
+
+-- a < b, for strings of digits without leading zeros.
+local function less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+
+-- s + 1, for a string of digits.
+local function succ(s)
+  local i = #s
+  while i > 0 and s:byte(i) == 57 do -- '9'
+    i = i - 1
+  end
+  if i == 0 then
+    return '1' .. string.rep('0', #s)
+  end
+  return s:sub(1, i - 1) .. string.char(s:byte(i) + 1) .. string.rep('0', #s - i)
+end
+
+-- Up to 19 digits: every such number fits in a uint64.
+local maxDigits = 19
+
+local floor = ARGV[4]
+if floor and (#floor > maxDigits or not floor:match('^[1-9]%d*$')) then
+  return redis.error_reply('ERR reqlock: fence floor must be 1 to 19 digits')
+end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 
--- A client that lost the reply to its first attempt and sent it again finds
--- its own token: the lock is already ours, so say so instead of "taken".
-if not ours and redis.call('GET', KEYS[1]) == ARGV[1] then
-  ours = redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ours then
+  -- The caller gave up on this very attempt and cleaned up before it landed
+  -- (a delayed command): nobody is waiting for this lock.
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    redis.call('DEL', KEYS[1])
+    return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
+  end
+elseif redis.call('GET', KEYS[1]) == ARGV[1] then
+  -- A client that lost the reply to its first attempt and sent it again
+  -- finds its own token: the lock is already ours. The lease only grows:
+  -- the holder may have extended it since, and trusts that.
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  ours = true
 end
 
 if ours then
@@ -33,19 +73,20 @@ if ours then
   -- the clock does not step back further than that. The clock is the
   -- server's, or for RedlockStore the caller's (ARGV[4]): its fence is the
   -- largest of several servers', and only one clock makes those comparable.
-  -- Both are kept as strings of digits, which Lua never reformats.
-  local floor = ARGV[4]
   if not floor then
     local t = redis.call('TIME')
     floor = t[1] .. string.format('%06d', tonumber(t[2]))
   end
-  local fence = tonumber(floor)
   -- Store the floor and read the last fence in one call (SET ... GET).
-  local last = tonumber(redis.call('SET', KEYS[2], floor, 'PX', ARGV[3], 'GET') or 0)
-  if last >= fence then
-    fence = last + 1
-    -- '%.0f': Lua's default formatting of a 16-digit number drops digits.
-    redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  local last = redis.call('SET', KEYS[2], floor, 'PX', ARGV[3], 'GET')
+  local fence = floor
+  if last and not less(last, floor) then
+    fence = succ(last)
+    if #fence > maxDigits then
+      redis.call('DEL', KEYS[1])
+      return redis.error_reply('ERR reqlock: fence counter exhausted')
+    end
+    redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   end
   return fence
 end

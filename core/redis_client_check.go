@@ -1,0 +1,49 @@
+package core
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ignoresDeadlines reports whether c was built without
+// ContextTimeoutEnabled: go-redis then leaves context deadlines off the
+// socket, and a Redis that hangs holds each call for the client's
+// ReadTimeout (or for ever, with ReadTimeout -1) instead of the caller's
+// deadline. Every bound reqlock promises on a wait, an attempt or a
+// release rests on those deadlines. ok is false for a client of a type it
+// cannot inspect.
+func ignoresDeadlines(c redis.UniversalClient) (ignores, ok bool) {
+	switch c := c.(type) {
+	case *redis.Client:
+		return !c.Options().ContextTimeoutEnabled, true
+	case *redis.ClusterClient:
+		return !c.Options().ContextTimeoutEnabled, true
+	case *redis.Ring:
+		return !c.Options().ContextTimeoutEnabled, true
+	}
+	return false, false
+}
+
+// warnedClients holds the clients already warned about, so that a client
+// shared by several stores (a RedlockStore, a store per Locker) is named
+// once.
+var warnedClients sync.Map // redis.UniversalClient → struct{}
+
+// warnIfIgnoresDeadlines logs, once per client, that c ignores context
+// deadlines. NewRedisStore cannot return an error, and refusing such a
+// client outright would turn a working setup into a panic at start-up; a
+// warning at construction is seen by the operator who can fix it.
+func warnIfIgnoresDeadlines(c redis.UniversalClient) {
+	ignores, ok := ignoresDeadlines(c)
+	if !ok || !ignores {
+		return
+	}
+	if _, seen := warnedClients.LoadOrStore(c, struct{}{}); seen {
+		return
+	}
+	slog.Default().Warn("reqlock: the Redis client was created without ContextTimeoutEnabled: " +
+		"context deadlines do not reach the socket, so a hung Redis holds each lock call for the client's ReadTimeout " +
+		"instead of the caller's deadline; set ContextTimeoutEnabled: true in its options")
+}
