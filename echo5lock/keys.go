@@ -29,9 +29,16 @@ func FromParam(name string) KeyFunc {
 
 // FromContext uses a value that earlier middleware stored with c.Set,
 // typically the user ID your auth middleware verified: the way to allow one
-// request per user. The value goes through httplock.KeyOf.
+// request per user. The value goes through httplock.KeyOf (a type it cannot
+// use is answered 500); no value is httplock.ErrNoContextValue, taken as no
+// key and warned about once per middleware.
 func FromContext(key string) KeyFunc {
-	return func(c *echo.Context) (string, error) { return httplock.KeyOf(c.Get(key)) }
+	return func(c *echo.Context) (string, error) {
+		if v := c.Get(key); v != nil {
+			return httplock.KeyOf(v)
+		}
+		return "", httplock.ErrNoContextValue
+	}
 }
 
 // FirstOf is the first non-empty key of fns (see httplock.FirstOf).
