@@ -41,7 +41,8 @@ type Config struct {
 	Key KeyFunc
 	// Mode is Reject (the default) or Wait.
 	Mode Mode
-	// MaxWait bounds the wait in Wait mode (default 5s).
+	// MaxWait bounds the whole time a request spends getting its key in
+	// Wait mode, the first attempt included (default 5s).
 	MaxWait time.Duration
 	// MaxWaiters caps the requests waiting for one key in this middleware
 	// on this instance (default 64; negative: no cap); one more gets 429.
@@ -54,10 +55,12 @@ type Config struct {
 	Scope string
 	// KeyRequired answers a request without a key with 400.
 	KeyRequired bool
-	// FailOpen runs the handler unlocked when the store is unavailable,
-	// logging a warning once per burst; otherwise 503.
+	// FailOpen runs the handler unlocked when the store is unavailable;
+	// otherwise 503. Either way a warning is logged once per burst per
+	// Logger, shared by the routes that share the Logger.
 	FailOpen bool
-	// StoreTimeout bounds each store call (default 1s).
+	// StoreTimeout bounds each store call (default 1s); in Wait mode, each
+	// attempt within MaxWait.
 	StoreTimeout time.Duration
 	// Logger receives the store, release and key warnings and errors
 	// (default slog.Default()).

@@ -7,8 +7,30 @@ import (
 	"time"
 )
 
-// burstQuiet is how long a burstLog stays quiet after a warning.
+// burstQuiet is how long a message stays quiet after it was logged.
 const burstQuiet = 10 * time.Second
+
+// bursts holds one burstLog per logger and message, shared by every
+// middleware of the process: one store outage that many routes see is one
+// burst, not one per route. Loggers are made at start-up, so this stays
+// small.
+var bursts sync.Map // burstKey → *burstLog
+
+type burstKey struct {
+	lg  *slog.Logger
+	msg string
+}
+
+// logBurst logs msg on lg unless lg logged it less than burstQuiet ago; the
+// next line it logs counts the ones it left out.
+func logBurst(lg *slog.Logger, level slog.Level, msg string, err error, args ...any) {
+	k := burstKey{lg, msg}
+	b, ok := bursts.Load(k)
+	if !ok {
+		b, _ = bursts.LoadOrStore(k, new(burstLog))
+	}
+	b.(*burstLog).log(lg, level, msg, err, args...)
+}
 
 // burstLog logs the first of a burst of identical messages and counts the
 // rest: a store outage under load would otherwise log once per request.
@@ -16,10 +38,6 @@ type burstLog struct {
 	mu         sync.Mutex
 	last       time.Time
 	suppressed int
-}
-
-func (b *burstLog) warn(lg *slog.Logger, msg string, err error) {
-	b.log(lg, slog.LevelWarn, msg, err)
 }
 
 func (b *burstLog) log(lg *slog.Logger, level slog.Level, msg string, err error, args ...any) {

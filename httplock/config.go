@@ -38,7 +38,8 @@ func (m Mode) String() string {
 const (
 	// DefaultRetryAfter is the Retry-After hint for a busy key.
 	DefaultRetryAfter = time.Second
-	// DefaultMaxWait is how long a request waits for its key in Wait mode.
+	// DefaultMaxWait is how long a request may take to get its key in Wait
+	// mode.
 	DefaultMaxWait = 5 * time.Second
 	// DefaultMaxWaiters is how many requests may wait for one key on one
 	// instance in Wait mode.
@@ -64,8 +65,11 @@ type Config struct {
 	// Mode is Reject (the default) or Wait.
 	Mode Mode
 
-	// MaxWait is how long a request waits for its key in Wait mode
-	// (default DefaultMaxWait). The request's own context may end it sooner.
+	// MaxWait bounds the whole time a request spends getting its key in
+	// Wait mode, the first attempt included (default DefaultMaxWait);
+	// StoreTimeout bounds each store round trip within it. Past it the
+	// request gets 409, or 503 when the store had not answered. The
+	// request's own context may end it sooner.
 	MaxWait time.Duration
 
 	// MaxWaiters caps the requests waiting for one key in this middleware
@@ -87,15 +91,16 @@ type Config struct {
 	// running it unlocked.
 	KeyRequired bool
 
-	// FailOpen runs the handler unlocked when the store is unavailable,
-	// logging a warning at most once per burst. The default, fail-closed,
-	// answers 503 with Retry-After.
+	// FailOpen runs the handler unlocked when the store is unavailable.
+	// The default, fail-closed, answers 503 with Retry-After. Either way a
+	// warning is logged at most once per burst (10s) per Logger: routes
+	// that share a Logger share the burst.
 	FailOpen bool
 
 	// StoreTimeout bounds each store call the middleware makes: an
-	// attempt to take the lock (while waiting, each attempt) and the
-	// release (default DefaultStoreTimeout). A store that does not answer
-	// in time counts as unavailable.
+	// attempt to take the lock (while waiting, each attempt, all within
+	// MaxWait) and the release (default DefaultStoreTimeout). A store that
+	// does not answer in time counts as unavailable.
 	StoreTimeout time.Duration
 
 	// Logger receives the store, release and key warnings and errors

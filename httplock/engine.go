@@ -14,10 +14,9 @@ import (
 // decides; the adapter extracts the key, runs its chain and writes (or
 // returns) the response. Its methods are safe for concurrent use.
 type Engine struct {
-	cfg                          Config
-	waiting                      waiters
-	storeLog, releaseLog, keyLog burstLog
-	noValue                      sync.Once // warns of ErrNoContextValue
+	cfg     Config
+	waiting waiters
+	noValue sync.Once // warns of ErrNoContextValue
 }
 
 // NewEngine checks cfg and fills its defaults. Key may be nil: adapters
@@ -59,7 +58,7 @@ func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, nex
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
-		e.keyLog.log(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", keyErr, "scope", scope)
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", keyErr, "scope", scope)
 		return reject(ErrKeyMisconfigured, keyErr, 0)
 	}
 	switch {
@@ -107,7 +106,15 @@ func (e *Engine) warnNoValue(scope string) {
 // acquire takes the lock by the mode. It returns the lock, or a rejection,
 // or neither: the store failed and FailOpen says to run anyway.
 func (e *Engine) acquire(ctx context.Context, key string) (*core.Lock, *Rejection) {
-	tctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
+	wctx := ctx
+	if e.cfg.Mode == Wait {
+		// MaxWait bounds all of the wait, the first attempt included: a
+		// store slow to answer it does not get StoreTimeout on top.
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, e.cfg.MaxWait)
+		defer cancel()
+	}
+	tctx, cancel := context.WithTimeout(wctx, e.cfg.StoreTimeout)
 	lk, err := e.cfg.Locker.TryObtain(tctx, key)
 	cancel()
 	switch {
@@ -116,7 +123,7 @@ func (e *Engine) acquire(ctx context.Context, key string) (*core.Lock, *Rejectio
 	case !errors.Is(err, core.ErrNotObtained):
 		return e.storeFailed(ctx, err)
 	case e.cfg.Mode == Wait:
-		return e.wait(ctx, key, err)
+		return e.wait(ctx, wctx, key, err)
 	}
 	return nil, e.locked(err)
 }
@@ -134,10 +141,10 @@ func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejec
 		return nil, reject(ErrClientGone, err, 0)
 	}
 	if e.cfg.FailOpen {
-		e.storeLog.warn(e.cfg.Logger, "reqlock: lock store unavailable; running requests unlocked (fail-open)", err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", err)
 		return nil, nil
 	}
-	e.storeLog.warn(e.cfg.Logger, "reqlock: lock store unavailable; answering 503", err)
+	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", err)
 	return nil, reject(ErrUnavailable, err, retryAfter(e.cfg.RetryAfter, 0))
 }
 
@@ -151,7 +158,7 @@ func (e *Engine) release(ctx context.Context, lk *core.Lock) {
 	defer cancel()
 	err := lk.Release(rctx)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
-		e.releaseLog.warn(e.cfg.Logger, "reqlock: release failed; retrying it in the background until the lease ends", err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", err)
 	}
 }
 
