@@ -33,6 +33,7 @@ type watchdog struct {
 	running    bool
 	target     time.Time // when the loop wakes by itself next
 	emptySince time.Time
+	turns      int // times the loop looked at the locks, for tests
 }
 
 func (w *watchdog) init(l *Locker) {
@@ -145,6 +146,7 @@ func (w *watchdog) loop() {
 		now := time.Now()
 		var due, expired []*Lock
 		w.mu.Lock()
+		w.turns++
 		if len(w.held) == 0 && now.Sub(w.emptySince) >= linger {
 			w.running = false
 			w.mu.Unlock()

@@ -1,0 +1,31 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// A caller's fence floor (RedlockStore's clock) that is not a plain number
+// of at most 19 digits is refused before anything is taken.
+func TestAcquireRefusesAbsurdFloor(t *testing.T) {
+	c := redistest.Start(t).Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l := Lease{Key: "reqlock:{floor}", Token: "me", TTL: time.Second}
+	for _, floor := range []string{"12345678901234567890", "1e30", "-5", "0", ""} {
+		_, _, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 6), floor)))
+		if err == nil || !strings.Contains(err.Error(), "fence floor") {
+			t.Fatalf("floor %q: %v, want refused", floor, err)
+		}
+		if n := c.Exists(ctx, l.Key).Val(); n != 0 {
+			t.Fatalf("floor %q: the lock was taken", floor)
+		}
+	}
+	if f, _, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 6), "9999999999999999998"))); err != nil || f != 9999999999999999998 {
+		t.Fatalf("the largest floor: %d, %v", f, err)
+	}
+}
