@@ -126,7 +126,7 @@ func TestRefreshAfterLostExtendsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	px.proxy.Drop(faultproxy.Upstream) // the next renewal goes nowhere
-	time.Sleep(ttl / 2)                 // it is under way
+	time.Sleep(ttl / 2)                // it is under way
 	px.proxy.Heal()
 	if err := lk.Refresh(ctx, 10*time.Second); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Refresh of a lock lost meanwhile: %v, want ErrNotHeld", err)
