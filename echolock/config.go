@@ -44,6 +44,10 @@ type Config struct {
 	// MaxWait bounds the whole time a request spends getting its key in
 	// Wait mode, the first attempt included (default 5s).
 	MaxWait time.Duration
+	// WaitBodyLimit is how many bytes of a request's body Wait mode reads
+	// into memory before the request waits (default 64 KiB; negative:
+	// none), so that a client that leaves while it waits is noticed.
+	WaitBodyLimit int64
 	// MaxWaiters caps the requests waiting for one key in this middleware
 	// on this instance (default 64; negative: no cap); one more gets 429.
 	MaxWaiters int
@@ -76,15 +80,16 @@ var DefaultConfig = Config{
 
 func (c Config) engineConfig() httplock.Config {
 	return httplock.Config{
-		Locker:       c.Locker,
-		Mode:         c.Mode,
-		MaxWait:      c.MaxWait,
-		MaxWaiters:   c.MaxWaiters,
-		RetryAfter:   c.RetryAfter,
-		Scope:        c.Scope,
-		KeyRequired:  c.KeyRequired,
-		FailOpen:     c.FailOpen,
-		StoreTimeout: c.StoreTimeout,
-		Logger:       c.Logger,
+		Locker:        c.Locker,
+		Mode:          c.Mode,
+		MaxWait:       c.MaxWait,
+		WaitBodyLimit: c.WaitBodyLimit,
+		MaxWaiters:    c.MaxWaiters,
+		RetryAfter:    c.RetryAfter,
+		Scope:         c.Scope,
+		KeyRequired:   c.KeyRequired,
+		FailOpen:      c.FailOpen,
+		StoreTimeout:  c.StoreTimeout,
+		Logger:        c.Logger,
 	}
 }

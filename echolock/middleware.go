@@ -49,7 +49,7 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 			key, kerr := cfg.Key(c)
 			req := c.Request()
 			var herr error
-			rej := e.Serve(req.Context(), e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+			rej := e.ServeRequest(req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					c.Set(lockKey, lk)

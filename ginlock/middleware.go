@@ -32,7 +32,7 @@ func New(cfg Config) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key, kerr := cfg.Key(c)
 		req := c.Request
-		rej := e.Serve(req.Context(), e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context) {
+		rej := e.ServeRequest(req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context) {
 			if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 				c.Request = req.WithContext(ctx)
 				c.Set(lockKey{}, lk)

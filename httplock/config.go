@@ -46,6 +46,9 @@ const (
 	DefaultMaxWaiters = 64
 	// DefaultStoreTimeout bounds each call to the lock store.
 	DefaultStoreTimeout = time.Second
+	// DefaultWaitBodyLimit is how many bytes of a request body Wait mode
+	// reads into memory before the request waits.
+	DefaultWaitBodyLimit = 64 << 10
 	// MaxKeyLen is the longest key, in bytes, a request may bring (longer:
 	// 400). Keys are hashed, so this is about refusing abuse, not storage.
 	MaxKeyLen = 1024
@@ -71,6 +74,17 @@ type Config struct {
 	// request gets 409, or 503 when the store had not answered. The
 	// request's own context may end it sooner.
 	MaxWait time.Duration
+
+	// WaitBodyLimit is how many bytes of a request's body Wait mode reads
+	// into memory before the request waits (default DefaultWaitBodyLimit;
+	// negative: none). The handler still reads the whole body, unchanged.
+	// net/http notices a client that leaves only once the body has been
+	// read, so this is what lets a waiting request whose client left be
+	// dropped instead of run. A longer body is not read ahead: such a
+	// request waits out MaxWait even if its client left. Reading ahead takes
+	// as long as the client takes to send; it counts towards MaxWait but a
+	// slow client is not cut short by it.
+	WaitBodyLimit int64
 
 	// MaxWaiters caps the requests waiting for one key in this middleware
 	// on this instance in Wait mode (default DefaultMaxWaiters); one more
@@ -134,6 +148,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = DefaultStoreTimeout
+	}
+	if c.WaitBodyLimit == 0 {
+		c.WaitBodyLimit = DefaultWaitBodyLimit
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -59,8 +59,10 @@
 // # Notes
 //
 //   - net/http notices a client disconnect only once the request body has
-//     been read (for a request without a body, at once). A waiting request
-//     with an unread body waits out MaxWait even if its client left.
+//     been read (for a request without a body, at once). So Wait mode reads
+//     a body of up to Config.WaitBodyLimit into memory before a request
+//     waits, and the handler reads the same bytes afterwards. A request with
+//     a longer body waits out MaxWait even if its client left.
 //   - The lock is released before the response is finished, so a client that
 //     sends its next request after reading the answer finds the key free. A
 //     release the store fails is retried in the background until it is done

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 
 	"github.com/reqlock/reqlock/core"
@@ -42,8 +43,19 @@ func (e *Engine) Scope(method, route string) string {
 	return DefaultScope(method, route)
 }
 
+// ServeRequest runs next under the lock for key in scope and returns nil,
+// or returns why it did not run next, as Serve does with r's context. In
+// Wait mode, a request about to wait first has up to WaitBodyLimit bytes of
+// its body read into memory (r.Body is replaced by one that yields the same
+// bytes), so that a client that leaves while it waits is noticed. Adapters
+// call it with the *http.Request their handlers will see.
+func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
+	return e.serve(r.Context(), r, scope, key, keyErr, next)
+}
+
 // Serve runs next under the lock for key in scope and returns nil, or
 // returns why it did not run next. keyErr is the extractor's error, if any.
+// It has no request body to read ahead of a wait (see ServeRequest).
 //
 // next gets a context derived from ctx that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
@@ -53,6 +65,11 @@ func (e *Engine) Scope(method, route string) string {
 // goes on up to the framework's recovery. A request without a key (key == "" and not
 // KeyRequired) and a fail-open request run next with ctx itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
+	return e.serve(ctx, nil, scope, key, keyErr, next)
+}
+
+// serve is Serve, and ServeRequest when r is not nil.
+func (e *Engine) serve(ctx context.Context, r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
 	switch {
 	case errors.Is(keyErr, ErrNoContextValue):
 		e.warnNoValue(scope)
@@ -72,7 +89,7 @@ func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, nex
 	case len(key) > MaxKeyLen:
 		return reject(ErrKeyTooLong, nil, 0)
 	}
-	lk, rej := e.acquire(ctx, LockKey(scope, key))
+	lk, rej := e.acquire(ctx, r, LockKey(scope, key))
 	if rej != nil {
 		return rej
 	}
@@ -105,7 +122,7 @@ func (e *Engine) warnNoValue(scope string) {
 
 // acquire takes the lock by the mode. It returns the lock, or a rejection,
 // or neither: the store failed and FailOpen says to run anyway.
-func (e *Engine) acquire(ctx context.Context, key string) (*core.Lock, *Rejection) {
+func (e *Engine) acquire(ctx context.Context, r *http.Request, key string) (*core.Lock, *Rejection) {
 	wctx := ctx
 	if e.cfg.Mode == Wait {
 		// MaxWait bounds all of the wait, the first attempt included: a
@@ -123,7 +140,7 @@ func (e *Engine) acquire(ctx context.Context, key string) (*core.Lock, *Rejectio
 	case !errors.Is(err, core.ErrNotObtained):
 		return e.storeFailed(ctx, err)
 	case e.cfg.Mode == Wait:
-		return e.wait(ctx, wctx, key, err)
+		return e.wait(ctx, wctx, r, key, err)
 	}
 	return nil, e.locked(err)
 }

@@ -3,24 +3,27 @@ package httplock
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 
 	"github.com/reqlock/reqlock/core"
 )
 
 // wait is Wait mode after the first attempt found the key taken; wctx is ctx
-// bounded by MaxWait since before that attempt.
+// bounded by MaxWait since before that attempt, r the request (or nil),
+// whose body is read ahead of the wait.
 //
 // One core ObtainAfter does the waiting, without repeating that attempt at
 // once: MaxWait (and the client) bound the whole wait, StoreTimeout bounds
 // each store round trip inside it, so a store that hangs mid-wait is noticed
 // within StoreTimeout rather than at MaxWait. The Locker queues the waiters
 // of a key locally, in order, and wakes them on a local release.
-func (e *Engine) wait(ctx, wctx context.Context, key string, taken error) (*core.Lock, *Rejection) {
+func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, taken error) (*core.Lock, *Rejection) {
 	if !e.waiting.join(key, e.cfg.MaxWaiters) {
 		return nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
 	}
 	defer e.waiting.leave(key)
+	e.readBody(r) // after join: MaxWaiters bounds the memory this takes
 
 	lk, err := e.cfg.Locker.ObtainAfter(core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout), key, taken)
 	switch {

@@ -46,6 +46,8 @@ var Cases = []Case{
 	{"context_value_wrong_type", contextValueWrongType},
 	{"outage_logged_once", outageLoggedOnce},
 	{"max_wait_bounds_first_attempt", maxWaitBoundsFirstAttempt},
+	{"client_gone_with_body_while_waiting", clientGoneWithBody},
+	{"body_intact_after_wait", bodyIntactAfterWait},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {
