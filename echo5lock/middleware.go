@@ -56,7 +56,7 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			key, kerr := cfg.Key(c)
 			req := c.Request()
 			var herr error
-			rej := e.Serve(req.Context(), e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+			rej := e.ServeRequest(req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call
