@@ -1,7 +1,9 @@
 package echo5lock_test
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 
@@ -12,35 +14,48 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 )
 
+// Every extractor must agree with its httplock counterpart on any input:
+// they are httplock's rules read from an Echo context, not a copy of them.
+func agree(t *testing.T, in string, efn echo5lock.KeyFunc, c *echo.Context, hfn httplock.KeyFunc, r *http.Request) {
+	t.Helper()
+	k1, err1 := efn(c)
+	k2, err2 := hfn(r)
+	if k1 != k2 || (err1 == nil) != (err2 == nil) {
+		t.Fatalf("%q: echo5lock %q, %v; httplock %q, %v", in, k1, err1, k2, err2)
+	}
+}
+
+type userKey struct{}
+
+func FuzzFromContext(f *testing.F) {
+	for _, s := range []string{"", "alice", "\x00", "unset"} {
+		f.Add(s)
+	}
+	efn, hfn := echo5lock.FromContext("user"), httplock.FromContext(userKey{})
+	f.Fuzz(func(t *testing.T, v string) {
+		c := echotest.ContextConfig{}.ToContext(t)
+		r := httptest.NewRequest("POST", "/", nil)
+		if v != "unset" { // "unset" stands for no value at all
+			c.Set("user", v)
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, v))
+		}
+		agree(t, v, efn, c, hfn, r)
+	})
+}
+
 func FuzzFromParam(f *testing.F) {
 	for _, s := range []string{"", "42", "a/b", "{id}", "\xff"} {
 		f.Add(s)
 	}
-	fn := echo5lock.FromParam("id")
+	efn, hfn := echo5lock.FromParam("id"), httplock.FromPathValue("id")
 	f.Fuzz(func(t *testing.T, v string) {
 		c := echotest.ContextConfig{PathValues: echo.PathValues{{Name: "id", Value: v}}}.ToContext(t)
-		if k, err := fn(c); k != v || err != nil {
-			t.Fatalf("FromParam = %q, %v; want %q", k, err, v)
-		}
+		r := httptest.NewRequest("POST", "/", nil)
+		r.SetPathValue("id", v)
+		agree(t, v, efn, c, hfn, r)
 	})
 }
 
-func FuzzFromContext(f *testing.F) {
-	for _, s := range []string{"", "alice", "\x00"} {
-		f.Add(s)
-	}
-	fn := echo5lock.FromContext("user")
-	f.Fuzz(func(t *testing.T, v string) {
-		c := echotest.ContextConfig{}.ToContext(t)
-		c.Set("user", v)
-		if k, err := fn(c); k != v || err != nil {
-			t.Fatalf("FromContext = %q, %v; want %q", k, err, v)
-		}
-	})
-}
-
-// The header, query and Idempotency-Key extractors must agree with httplock's
-// on any input: they are the same rules, not a copy of them.
 func FuzzFromHeader(f *testing.F) {
 	for _, s := range []string{"", "alice", "a, b", "\"q\""} {
 		f.Add(s)
@@ -48,27 +63,19 @@ func FuzzFromHeader(f *testing.F) {
 	efn, hfn := echo5lock.FromHeader("X-Key"), httplock.FromHeader("X-Key")
 	f.Fuzz(func(t *testing.T, v string) {
 		c := echotest.ContextConfig{Headers: http.Header{"X-Key": {v}}}.ToContext(t)
-		k1, err1 := efn(c)
-		k2, err2 := hfn(c.Request())
-		if k1 != k2 || (err1 == nil) != (err2 == nil) {
-			t.Fatalf("%q: echo5lock %q, %v; httplock %q, %v", v, k1, err1, k2, err2)
-		}
+		agree(t, v, efn, c, hfn, c.Request())
 	})
 }
 
 func FuzzFromQuery(f *testing.F) {
-	for _, s := range []string{"", "order=1", "order=1&order=2", "order=%zz"} {
+	for _, s := range []string{"", "order=1", "order=1&order=2", "order=%zz", "order=a;b"} {
 		f.Add(s)
 	}
 	efn, hfn := echo5lock.FromQuery("order"), httplock.FromQuery("order")
 	f.Fuzz(func(t *testing.T, raw string) {
 		c := echotest.ContextConfig{}.ToContext(t)
 		c.Request().URL = &url.URL{Path: "/", RawQuery: raw}
-		k1, err1 := efn(c)
-		k2, err2 := hfn(c.Request())
-		if k1 != k2 || (err1 == nil) != (err2 == nil) {
-			t.Fatalf("echo5lock %q, %v; httplock %q, %v", k1, err1, k2, err2)
-		}
+		agree(t, raw, efn, c, hfn, c.Request())
 	})
 }
 
@@ -79,10 +86,6 @@ func FuzzIdempotencyKey(f *testing.F) {
 	efn, hfn := echo5lock.IdempotencyKey(), httplock.IdempotencyKey()
 	f.Fuzz(func(t *testing.T, v string) {
 		c := echotest.ContextConfig{Headers: http.Header{httplock.HeaderIdempotencyKey: {v}}}.ToContext(t)
-		k1, err1 := efn(c)
-		k2, err2 := hfn(c.Request())
-		if k1 != k2 || (err1 == nil) != (err2 == nil) {
-			t.Fatalf("%q: echo5lock %q, %v; httplock %q, %v", v, k1, err1, k2, err2)
-		}
+		agree(t, v, efn, c, hfn, c.Request())
 	})
 }
