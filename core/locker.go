@@ -63,7 +63,8 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.attempt(ctx, key, skey)
+	lk, _, err := l.attempt(ctx, key, skey, false)
+	return lk, err
 }
 
 // Obtain waits for the lock: it retries by the Locker's policy, never sleeps
@@ -79,12 +80,13 @@ func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, err := l.attempt(ctx, key, skey)
+	lk, _, err := l.attempt(ctx, key, skey, false)
 	var taken *NotObtainedError
 	if err == nil || !errors.As(err, &taken) {
 		return lk, err
 	}
-	return l.wait(ctx, key, skey, taken)
+	lk, _, err = l.wait(ctx, key, skey, taken, false)
+	return lk, err
 }
 
 // ObtainAfter is Obtain for a caller whose own TryObtain just found the key
@@ -99,7 +101,8 @@ func (l *Locker) ObtainAfter(ctx context.Context, key string, taken error) (*Loc
 	if err != nil {
 		return nil, err
 	}
-	return l.wait(ctx, key, skey, no)
+	lk, _, err := l.wait(ctx, key, skey, no, false)
+	return lk, err
 }
 
 // Do runs fn while holding the lock for key, waiting for it as Obtain does.
@@ -126,8 +129,10 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 	return fn(lctx)
 }
 
-// attempt is one Acquire with a fresh token.
-func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
+// attempt is one Acquire with a fresh token; withRecord makes it
+// AcquireOrRecord, whose record it returns instead of a lock when there is
+// one.
+func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool) (*Lock, []byte, error) {
 	token := newToken()
 	start := time.Now()
 	actx := ctx
@@ -137,16 +142,26 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		defer cancel()
 	}
 	lease := Lease{Key: skey, Token: token, TTL: l.ttl}
-	g, err := l.store.Acquire(actx, lease)
+	var g Grant
+	var record []byte
+	var err error
+	if withRecord {
+		g, record, err = l.store.(Recorder).AcquireOrRecord(actx, lease)
+	} else {
+		g, err = l.store.Acquire(actx, lease)
+	}
+	if record != nil && err == nil {
+		return nil, record, nil
+	}
 	if err != nil {
 		if errors.Is(err, ErrNotObtained) {
-			return nil, err
+			return nil, nil, err
 		}
 		// The script may have run and only the reply been lost, or it may
 		// still be on its way (a cancelled caller, a timeout): take back
 		// what our token holds or would hold.
 		l.abandon(ctx, lease, start)
-		return nil, unavailable("acquire", ctxErr(actx), err)
+		return nil, nil, unavailable("acquire", ctxErr(actx), err)
 	}
 	lk := &Lock{
 		locker:     l,
@@ -158,7 +173,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string) (*Lock, error) {
 		validUntil: start.Add(g.Validity),
 	}
 	l.dog.add(lk, start)
-	return lk, nil
+	return lk, nil, nil
 }
 
 // attemptTimeout is the bound on one acquire round trip: the context's

@@ -14,6 +14,8 @@ type MemoryStore struct {
 	locks     map[string]memoryLock
 	lastFence uint64
 	sweepAt   int // sweep expired entries when the map reaches this size
+
+	records memoryRecords
 }
 
 type memoryLock struct {
@@ -25,9 +27,51 @@ type memoryLock struct {
 // key's next use: sweeping a small map buys nothing.
 const minSweep = 1024
 
-// NewMemoryStore returns an empty in-process store.
+// NewMemoryStore returns an empty in-process store. Its records (see
+// Recorder) take at most DefaultMemoryRecordBytes; WithRecordBytes changes
+// that.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{locks: make(map[string]memoryLock), sweepAt: minSweep}
+	return &MemoryStore{locks: make(map[string]memoryLock), sweepAt: minSweep,
+		records: memoryRecords{limit: DefaultMemoryRecordBytes}}
+}
+
+// WithRecordBytes sets how many bytes of records s keeps at most (keys and
+// values counted); past it the oldest records go first, before their
+// retention ends. It returns s, and panics unless n > 0.
+func (s *MemoryStore) WithRecordBytes(n int) *MemoryStore {
+	if n <= 0 {
+		panic("reqlock: MemoryStore.WithRecordBytes: limit must be positive")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records.limit = n
+	s.records.evict(time.Now())
+	return s
+}
+
+// AcquireOrRecord implements Recorder.
+func (s *MemoryStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error) {
+	s.mu.Lock()
+	rec, ok := s.records.get(l.Key, time.Now())
+	s.mu.Unlock()
+	if ok {
+		return Grant{}, rec, nil
+	}
+	g, err := s.Acquire(ctx, l)
+	return g, nil, err
+}
+
+// ReleaseRecording implements Recorder.
+func (s *MemoryStore) ReleaseRecording(_ context.Context, key, token string, record []byte, retention time.Duration) error {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held(key, token, now) {
+		return ErrNotHeld
+	}
+	s.records.put(key, record, now.Add(retention), now)
+	delete(s.locks, key)
+	return nil
 }
 
 // Acquire implements Store.
@@ -62,6 +106,7 @@ func (s *MemoryStore) sweep(now time.Time) {
 			delete(s.locks, k)
 		}
 	}
+	s.records.evict(now)
 	s.sweepAt = max(2*len(s.locks), minSweep)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,19 +98,16 @@ func (a *replicaAcks) waitArgs(ctx context.Context) []any {
 }
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.
-func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
-	fence, remaining, acks, err := s.evalThenWait(ctx, l)
-	if err != nil {
-		return Grant{}, err
-	}
-	if fence == 0 {
-		return Grant{}, &NotObtainedError{Remaining: remaining}
+func (s *RedisStore) acquireAcked(ctx context.Context, l Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, err error) {
+	fence, remaining, record, acks, err := s.evalThenWait(ctx, l, withRecord)
+	if err != nil || fence == 0 {
+		return 0, remaining, record, err
 	}
 	if acks < int64(s.acks.n) {
 		giveBack(ctx, s, l)
-		return Grant{}, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
+		return 0, 0, nil, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
 	}
-	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil
+	return fence, 0, nil, nil
 }
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the
@@ -117,15 +115,19 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease) (Grant, error) {
 // Cluster that is the key's master, asked directly, and where the slot has
 // moved (MOVED) or is moving (ASK), the node the redirect names, for as many
 // redirects as the cluster client's MaxRedirects allows.
-func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (fence uint64, remaining time.Duration, acks int64, err error) {
+func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
-	args := acquireArgs(l, ttl, fttl, 5)
+	call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
+	if withRecord {
+		call, args = acquireRecordCall, acquireArgs(l, ttl, fttl, 6)
+		args = slices.Insert(args, 6, any(l.Key+recordSuffix))
+	}
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
 	hops := 0 // redirects the cluster client would follow
 	if cc != nil {
 		if node, err = cc.MasterForKey(ctx, l.Key); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, nil, 0, err
 		}
 		hops = cc.Options().MaxRedirects
 	}
@@ -133,7 +135,7 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (fence uint64, r
 	var redirect error // the last MOVED or ASK followed
 	var evalCmd, waitCmd *redis.Cmd
 	for lookedUp := false; ; hops-- {
-		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, args)
+		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, call, args)
 		err = evalCmd.Err()
 		switch {
 		case redirect != nil && !lookedUp && errors.Is(err, redis.ErrClosed):
@@ -155,26 +157,26 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease) (fence uint64, r
 		// then an ASK.
 		target := s.acks.redirectTarget(ctx, cc, redirect)
 		if target == nil {
-			return 0, 0, 0, err
+			return 0, 0, nil, 0, err
 		}
 		node, asking = target, replyIs(redirect, "ASK")
 	}
 	if err != nil {
 		// Either an answer saying the script did not run, or no answer, in
 		// which case the Locker takes back what the token may hold.
-		return 0, 0, 0, err
+		return 0, 0, nil, 0, err
 	}
-	if fence, remaining, err = acquireReply(evalCmd); err != nil {
-		return 0, 0, 0, err
+	if fence, remaining, record, err = acquireReply(evalCmd); err != nil || fence == 0 {
+		return 0, 0, nil, 0, err
 	}
 	if acks, err = waitCmd.Int64(); err != nil {
 		// The script ran and only WAIT failed: give back a lock it took.
 		if fence > 0 {
 			giveBack(ctx, s, l)
 		}
-		return 0, 0, 0, err
+		return 0, 0, nil, 0, err
 	}
-	return fence, remaining, acks, nil
+	return fence, remaining, nil, acks, nil
 }
 
 // ackNode is where an acked acquire goes: the client, or one Cluster node.
@@ -190,13 +192,13 @@ type ackNode interface {
 // on its own connection, which a second pipeline may not get. While
 // replicas are missing, the first WAIT then takes its time for nothing;
 // that needs both at once, and is rare.
-func (s *RedisStore) sendAcked(ctx context.Context, node ackNode, asking bool, args []any) (evalCmd, waitCmd *redis.Cmd) {
+func (s *RedisStore) sendAcked(ctx context.Context, node ackNode, asking bool, call scriptCall, args []any) (evalCmd, waitCmd *redis.Cmd) {
 	addr := nodeAddr(node)
 	_, loaded := s.acks.loaded.Load(addr)
 	for {
-		args[0], args[1], args[2] = "eval", acquireCall.source, acquireCall.numKeys
+		args[0], args[1], args[2] = "eval", call.source, call.numKeys
 		if loaded {
-			args[0], args[1] = "evalsha", acquireCall.sha
+			args[0], args[1] = "evalsha", call.sha
 		}
 		_, _ = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			if asking {

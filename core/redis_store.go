@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,10 @@ var (
 	ttlLua    string
 	ttlScript = redis.NewScript(ttlLua)
 
+	//go:embed lua/release_record.lua
+	releaseRecordLua    string
+	releaseRecordScript = redis.NewScript(releaseRecordLua)
+
 	//go:embed lua/cancel.lua
 	cancelLua    string
 	cancelScript = redis.NewScript(cancelLua)
@@ -39,6 +44,9 @@ var (
 // fenceSuffix names a lock's fence counter: appended after the {hash tag},
 // so counter and lock share a Cluster slot.
 const fenceSuffix = ":fence"
+
+// recordSuffix names a key's recorded result, in the lock's slot.
+const recordSuffix = ":record"
 
 // cancelInfix names the marker cancel.lua leaves for a token: lock key +
 // infix + token, in the lock's slot.
@@ -81,18 +89,55 @@ func NewRedisStore(c redis.UniversalClient) *RedisStore {
 
 // Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
 func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	g, _, err := s.acquire(ctx, l, false)
+	return g, err
+}
+
+// acquire is Acquire, and with withRecord AcquireOrRecord.
+func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Grant, []byte, error) {
+	var fence uint64
+	var remaining time.Duration
+	var record []byte
+	var err error
 	if s.acks != nil {
-		return s.acquireAcked(ctx, l)
+		fence, remaining, record, err = s.acquireAcked(ctx, l, withRecord)
+	} else {
+		ttl, fttl := s.leaseArgs(l.TTL)
+		call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
+		if withRecord {
+			call, args = acquireRecordCall, acquireArgs(l, ttl, fttl, 6)
+			args = slices.Insert(args, 6, any(l.Key+recordSuffix))
+		}
+		fence, remaining, record, err = acquireReply(run(ctx, s.d, call, args))
 	}
-	ttl, fttl := s.leaseArgs(l.TTL)
-	fence, remaining, err := acquireReply(run(ctx, s.d, acquireCall, acquireArgs(l, ttl, fttl, 5)))
+	switch {
+	case err != nil:
+		return Grant{}, nil, err
+	case record != nil:
+		return Grant{}, record, nil
+	case fence == 0:
+		return Grant{}, nil, &NotObtainedError{Remaining: remaining}
+	}
+	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil, nil
+}
+
+// AcquireOrRecord implements Recorder: the acquire and the look-up of the
+// key's record in one script, one round trip.
+func (s *RedisStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error) {
+	return s.acquire(ctx, l, true)
+}
+
+// ReleaseRecording implements Recorder: the token check, the record and
+// the release in one script, one round trip.
+func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+	n, err := run(ctx, s.d, releaseRecordCall, append(evalArgs(5), key, key+recordSuffix, token, record, retention.Milliseconds())).Int64()
 	if err != nil {
-		return Grant{}, err
+		return err
 	}
-	if fence == 0 {
-		return Grant{}, &NotObtainedError{Remaining: remaining}
+	if n == 0 {
+		return ErrNotHeld
 	}
-	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil
+	return nil
 }
 
 // acquireArgs is the argument list of acquire.lua for l, from evalArgs with
@@ -102,24 +147,29 @@ func acquireArgs(l Lease, ttl, fttl any, n int) []any {
 }
 
 // acquireReply reads acquire.lua's answer: the fence, a string of digits
-// (Lua's doubles would round a fence above 2^53), when the lock is ours;
-// otherwise fence 0 and the holder's remaining lease (0: unknown).
-func acquireReply(cmd *redis.Cmd) (fence uint64, remaining time.Duration, err error) {
+// (Lua's doubles would round a fence above 2^53), when the lock is ours; a
+// record, when one was asked for and is there; otherwise fence 0 and the
+// holder's remaining lease (0: unknown).
+func acquireReply(cmd *redis.Cmd) (fence uint64, remaining time.Duration, record []byte, err error) {
 	v, err := cmd.Result()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	switch v := v.(type) {
 	case string:
 		if fence, err = strconv.ParseUint(v, 10, 64); err == nil && fence > 0 {
-			return fence, 0, nil
+			return fence, 0, nil, nil
 		}
 	case int64:
 		if v <= 0 {
-			return 0, time.Duration(-v) * time.Millisecond, nil
+			return 0, time.Duration(-v) * time.Millisecond, nil, nil
+		}
+	case []any:
+		if r, ok := v[0].(string); ok && len(v) == 1 {
+			return 0, 0, []byte(r), nil
 		}
 	}
-	return 0, 0, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
+	return 0, 0, nil, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
 }
 
 // validity is how long we rely on a lease Redis granted: the lease, less

@@ -163,7 +163,7 @@ type nodeAcquire struct {
 // acquire.lua).
 func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	fence, remaining, err := acquireReply(run(ctx, n.d, acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)))
+	fence, remaining, _, err := acquireReply(run(ctx, n.d, acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)))
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}

@@ -19,6 +19,9 @@ func newScriptCall(s *redis.Script, source string, numKeys int) scriptCall {
 
 var (
 	acquireCall = newScriptCall(acquireScript, acquireLua, 3)
+	// acquireRecordCall is the same script, also asked for the key's record.
+	acquireRecordCall = newScriptCall(acquireScript, acquireLua, 4)
+	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 2)
 	cancelCall  = newScriptCall(cancelScript, cancelLua, 2)
 	releaseCall = newScriptCall(releaseScript, releaseLua, 1)
 	ttlCall     = newScriptCall(ttlScript, ttlLua, 1)

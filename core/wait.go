@@ -63,8 +63,9 @@ func (qs *waitQueues) wake(skey string) {
 	}
 }
 
-// wait is Obtain after its first attempt found the lock taken.
-func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedError) (*Lock, error) {
+// wait is Obtain after its first attempt found the lock taken; withRecord
+// makes each attempt look for the key's record too, and return it.
+func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedError, withRecord bool) (*Lock, []byte, error) {
 	q := l.waiters.join(skey)
 	defer l.waiters.leave(skey, q)
 
@@ -74,7 +75,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	select {
 	case q.turn <- struct{}{}:
 	case <-ctx.Done():
-		return nil, gaveUp()
+		return nil, nil, gaveUp()
 	}
 	defer func() { <-q.turn }()
 
@@ -84,7 +85,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	for {
 		d := b.NextBackOff()
 		if d < 0 { // backoff.Stop
-			return nil, taken
+			return nil, nil, taken
 		}
 		// No point sleeping past the holder's lease: if it is not renewed,
 		// the lock is free then.
@@ -96,17 +97,17 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 		case <-timer.C:
 		case <-q.wake:
 		case <-ctx.Done():
-			return nil, gaveUp()
+			return nil, nil, gaveUp()
 		}
-		lk, err := l.attempt(ctx, key, skey)
+		lk, record, err := l.attempt(ctx, key, skey, withRecord)
 		if err == nil {
-			return lk, nil
+			return lk, record, nil
 		}
 		if !errors.As(err, &taken) {
 			if ctxErr(ctx) != nil {
-				return nil, gaveUp()
+				return nil, nil, gaveUp()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

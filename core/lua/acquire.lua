@@ -3,6 +3,7 @@
 -- KEYS[1]  the lock; its value is the holder's random token
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
 -- KEYS[3]  the token's cancel marker (see cancel.lua)
+-- KEYS[4]  optional: the key's recorded result (see release_record.lua)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
@@ -13,7 +14,9 @@
 --
 -- Returns the fence as a string of digits when the lock is ours, or when
 -- someone else holds it, minus the holder's remaining lease in milliseconds
--- (0: no expiry set).
+-- (0: no expiry set). With KEYS[4], when a result is recorded there, it
+-- returns that record, in a one-element array, and takes nothing: the work
+-- the lock guards was done already.
 --
 -- Fences are kept and returned as strings of decimal digits: Lua's numbers
 -- are doubles, exact only up to 2^53, and a fence must never repeat.
@@ -44,6 +47,13 @@ local maxDigits = 19
 local floor = ARGV[4]
 if floor and (#floor > maxDigits or not floor:match('^[1-9]%d*$')) then
   return redis.error_reply('ERR reqlock: fence floor must be 1 to 19 digits')
+end
+
+if KEYS[4] then
+  local record = redis.call('GET', KEYS[4])
+  if record then
+    return { record }
+  end
 end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])

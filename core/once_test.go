@@ -1,0 +1,185 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// forEachRecordingStore runs f on every contract store that keeps records,
+// and checks that the others refuse the record calls.
+func forEachRecordingStore(t *testing.T, f func(t *testing.T, s core.Store)) {
+	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+		if _, ok := s.(core.Recorder); !ok {
+			_, err := newLocker(s).Once(ctxT(t, 5*time.Second), "k", 0, func(context.Context) ([]byte, error) { return nil, nil })
+			if !errors.Is(err, core.ErrNoRecords) {
+				t.Fatalf("Once on a store without records: %v, want ErrNoRecords", err)
+			}
+			return
+		}
+		f(t, s)
+	})
+}
+
+// Many callers on several Lockers at once, then more later: fn runs once,
+// and every caller gets its value.
+func TestOnceRunsOnceAndReplays(t *testing.T) {
+	forEachRecordingStore(t, func(t *testing.T, s core.Store) {
+		ctx := ctxT(t, 20*time.Second)
+		var runs atomic.Int32
+		fn := func(ctx context.Context) ([]byte, error) {
+			runs.Add(1)
+			time.Sleep(20 * time.Millisecond)
+			return []byte("order-42"), nil
+		}
+		var wg sync.WaitGroup
+		replays := atomic.Int32{}
+		for i := range 8 {
+			wg.Go(func() {
+				l := newLocker(s)
+				out, err := l.Once(ctx, "charge:1", time.Minute, fn)
+				if err != nil || string(out.Value) != "order-42" {
+					t.Errorf("caller %d: %q, %v", i, out.Value, err)
+				}
+				if out.Replayed {
+					replays.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		out, err := newLocker(s).Once(ctx, "charge:1", time.Minute, fn)
+		if err != nil || !out.Replayed || string(out.Value) != "order-42" {
+			t.Fatalf("later caller: %+v, %v", out, err)
+		}
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("fn ran %d times", n)
+		}
+		if n := replays.Load(); n != 7 {
+			t.Fatalf("%d of 8 concurrent callers got a replay, want 7", n)
+		}
+	})
+}
+
+// What is not recorded leaves the key free for a retry; a Final error is
+// recorded and handed back.
+func TestOnceRecordsOnlyAnswers(t *testing.T) {
+	forEachRecordingStore(t, func(t *testing.T, s core.Store) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s)
+		transient := errors.New("upstream timed out")
+		if _, err := l.Once(ctx, "k", 0, func(context.Context) ([]byte, error) { return nil, transient }); !errors.Is(err, transient) {
+			t.Fatalf("transient: %v", err)
+		}
+		func() {
+			defer func() { _ = recover() }()
+			_, _ = l.Once(ctx, "k", 0, func(context.Context) ([]byte, error) { panic("boom") })
+		}()
+		declined := errors.New("card declined")
+		out, err := l.Once(ctx, "k", 0, func(context.Context) ([]byte, error) { return []byte("d-1"), core.Final(declined) })
+		if !errors.Is(err, declined) || out.Replayed {
+			t.Fatalf("final, first run: %+v, %v", out, err)
+		}
+		out, err = l.Once(ctx, "k", 0, func(context.Context) ([]byte, error) {
+			t.Fatal("ran after a recorded answer")
+			return nil, nil
+		})
+		var rec *core.RecordedError
+		if !errors.As(err, &rec) || !errors.Is(err, core.ErrRecorded) || rec.Message != "card declined" ||
+			!out.Replayed || string(out.Value) != "d-1" {
+			t.Fatalf("final, replayed: %+v, %v", out, err)
+		}
+	})
+}
+
+// Records expire with their retention; then fn runs again.
+func TestOnceRetentionExpires(t *testing.T) {
+	forEachRecordingStore(t, func(t *testing.T, s core.Store) {
+		ctx := ctxT(t, 10*time.Second)
+		l := newLocker(s)
+		var runs atomic.Int32
+		fn := func(context.Context) ([]byte, error) { return fmt.Appendf(nil, "run %d", runs.Add(1)), nil }
+		if _, err := l.Once(ctx, "k", 100*time.Millisecond, fn); err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := l.Once(ctx, "k", 100*time.Millisecond, fn); !out.Replayed {
+			t.Fatal("no replay within the retention")
+		}
+		time.Sleep(200 * time.Millisecond)
+		if out, err := l.Once(ctx, "k", 100*time.Millisecond, fn); err != nil || out.Replayed || string(out.Value) != "run 2" {
+			t.Fatalf("after the retention: %+v, %v", out, err)
+		}
+	})
+}
+
+// Only the lock's current holder writes the record: a holder that paused
+// past its lease cannot overwrite the record of the holder after it.
+func TestRecordWrittenOnlyByHolder(t *testing.T) {
+	forEachRecordingStore(t, func(t *testing.T, s core.Store) {
+		ctx := ctxT(t, 10*time.Second)
+		r := s.(core.Recorder)
+		key := "reqlock:{fenced-record}"
+		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "paused", TTL: 50 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(80 * time.Millisecond) // its lease runs out
+		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "next", TTL: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ReleaseRecording(ctx, key, "next", []byte("next's"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ReleaseRecording(ctx, key, "paused", []byte("paused's"), time.Minute); !errors.Is(err, core.ErrNotHeld) {
+			t.Fatalf("stale holder's record: %v, want ErrNotHeld", err)
+		}
+		_, rec, err := r.AcquireOrRecord(ctx, core.Lease{Key: key, Token: "later", TTL: time.Second})
+		if err != nil || !bytes.Equal(rec, []byte("next's")) {
+			t.Fatalf("record %q, %v; want next's", rec, err)
+		}
+	})
+}
+
+// The memory store's records stay within their byte limit: the oldest go.
+func TestMemoryRecordsBounded(t *testing.T) {
+	s := core.NewMemoryStore().WithRecordBytes(1000)
+	ctx := ctxT(t, 10*time.Second)
+	l := newLocker(s)
+	value := bytes.Repeat([]byte("x"), 100)
+	for i := range 50 {
+		if _, err := l.Once(ctx, fmt.Sprint("k", i), time.Hour, func(context.Context) ([]byte, error) { return value, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	for i := range 50 {
+		skey, _ := l.StoreKey(fmt.Sprint("k", i))
+		if _, rec, _ := s.AcquireOrRecord(ctx, core.Lease{Key: skey, Token: "probe", TTL: time.Second}); rec != nil {
+			kept++
+		} else {
+			_ = s.Release(ctx, skey, "probe")
+		}
+	}
+	if kept == 0 || kept*(100+30) > 1000 {
+		t.Fatalf("%d records kept under a 1000-byte limit", kept)
+	}
+}
+
+// Redlock refuses records plainly.
+func TestRedlockKeepsNoRecords(t *testing.T) {
+	srvs := redistest.StartN(t, 3)
+	s := core.NewRedlockStore(srvs[0].Client(t), srvs[1].Client(t), srvs[2].Client(t))
+	l := newLocker(s)
+	if l.KeepsRecords() {
+		t.Fatal("KeepsRecords on Redlock")
+	}
+	if _, _, err := l.TryObtainOrRecord(ctxT(t, 5*time.Second), "k"); !errors.Is(err, core.ErrNoRecords) {
+		t.Fatalf("TryObtainOrRecord on Redlock: %v, want ErrNoRecords", err)
+	}
+}

@@ -1,0 +1,143 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Records are what idempotent replay stands on: the holder of a lock writes
+// the result of the work the lock guarded, in the same round trip as its
+// release and only if its token still holds the lock; a later acquire of the
+// same key finds the record, in its own one round trip, instead of the lock.
+// The record lives beside the lock, under the same {hash tag}.
+
+// DefaultRetention is how long a record is kept unless told otherwise.
+const DefaultRetention = 24 * time.Hour
+
+// ErrNoRecords is returned by the record calls of a Locker whose store cannot
+// keep records: RedisStore and MemoryStore can; RedlockStore cannot, since a
+// record read from one majority may be missing from the next.
+var ErrNoRecords = errors.New("reqlock: the store does not keep records (RedisStore and MemoryStore do, RedlockStore does not)")
+
+// Recorder is implemented by stores that keep records.
+type Recorder interface {
+	// AcquireOrRecord is Acquire that, when the key has a record, returns it
+	// (and a zero Grant) instead of taking the lock.
+	AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error)
+	// ReleaseRecording writes record for the key, kept for retention, and
+	// releases the lock, only if token still holds it; ErrNotHeld when it
+	// does not, and then nothing is written.
+	ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error
+}
+
+// recorder returns l's store as a Recorder.
+func (l *Locker) recorder() (Recorder, error) {
+	if r, ok := l.store.(Recorder); ok {
+		return r, nil
+	}
+	return nil, ErrNoRecords
+}
+
+// KeepsRecords reports whether l's store keeps records, so that a caller
+// can refuse a configuration that needs them at start-up.
+func (l *Locker) KeepsRecords() bool {
+	_, err := l.recorder()
+	return err == nil
+}
+
+// TryObtainOrRecord is TryObtain that returns the key's record instead,
+// when it has one: then the lock is nil and nothing is taken. One round
+// trip either way.
+func (l *Locker) TryObtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
+	if _, err := l.recorder(); err != nil {
+		return nil, nil, err
+	}
+	skey, err := storeKey(l.prefix, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.attempt(ctx, key, skey, true)
+}
+
+// ObtainOrRecord is Obtain that returns the key's record instead, when it
+// has one or when one is written while it waits (the holder it waited for
+// recorded its result): then the lock is nil.
+func (l *Locker) ObtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
+	lk, rec, err := l.TryObtainOrRecord(ctx, key)
+	var taken *NotObtainedError
+	if err == nil || !errors.As(err, &taken) {
+		return lk, rec, err
+	}
+	skey, _ := storeKey(l.prefix, key)
+	return l.wait(ctx, key, skey, taken, true)
+}
+
+// ObtainOrRecordAfter is ObtainOrRecord for a caller whose own
+// TryObtainOrRecord just found the key taken (taken is its error): it
+// waits without trying again at once.
+func (l *Locker) ObtainOrRecordAfter(ctx context.Context, key string, taken error) (*Lock, []byte, error) {
+	var no *NotObtainedError
+	if !errors.As(taken, &no) {
+		return l.ObtainOrRecord(ctx, key)
+	}
+	if _, err := l.recorder(); err != nil {
+		return nil, nil, err
+	}
+	skey, err := storeKey(l.prefix, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.wait(ctx, key, skey, no, true)
+}
+
+// ReleaseRecording writes record for the lock's key, kept for retention
+// (DefaultRetention when 0), and releases the lock, in one round trip,
+// only if the lock is still ours: ErrNotHeld means it was not (lost,
+// expired, taken over), and then nothing was written. A lock known lost is
+// not written for at all. When the store does not answer, the write is
+// retried in the background, with the same token check, until the lease
+// ends, as Release is.
+func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention time.Duration) error {
+	l := lk.locker
+	r, err := l.recorder()
+	if err != nil {
+		return err
+	}
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	lk.mu.Lock()
+	if lk.released {
+		lk.mu.Unlock()
+		return ErrNotHeld
+	}
+	lk.released = true
+	lost := lk.lost
+	lk.mu.Unlock()
+
+	until := l.dog.remove(lk)
+	if lost {
+		// The lock may still be ours in the store for its margin, but we no
+		// longer vouch for it: release it without a record.
+		_ = l.store.Release(ctx, lk.skey, lk.token)
+		l.waiters.wake(lk.skey)
+		return ErrNotHeld
+	}
+	write := func(ctx context.Context) error {
+		return r.ReleaseRecording(ctx, lk.skey, lk.token, record, retention)
+	}
+	err = write(ctx)
+	l.waiters.wake(lk.skey)
+	if err != nil && !errors.Is(err, ErrNotHeld) {
+		l.undo(ctx, until, func(ctx context.Context) error {
+			err := write(ctx)
+			if err == nil {
+				l.waiters.wake(lk.skey)
+			}
+			return err
+		})
+		return unavailable("release", ctxErr(ctx), err)
+	}
+	return err
+}
