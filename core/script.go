@@ -22,9 +22,9 @@ var (
 	// acquireRecordCall is the same script, also asked for the key's record.
 	acquireRecordCall = newScriptCall(acquireScript, acquireLua, 4)
 	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 2)
-	cancelCall  = newScriptCall(cancelScript, cancelLua, 2)
-	releaseCall = newScriptCall(releaseScript, releaseLua, 1)
-	ttlCall     = newScriptCall(ttlScript, ttlLua, 1)
+	cancelCall        = newScriptCall(cancelScript, cancelLua, 2)
+	releaseCall       = newScriptCall(releaseScript, releaseLua, 1)
+	ttlCall           = newScriptCall(ttlScript, ttlLua, 1)
 )
 
 // doer is what both a client and a pipeline can send a raw command through.
