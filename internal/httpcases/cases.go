@@ -407,7 +407,7 @@ func clientGone(e *Env) {
 
 // storeRoutes is a Reject and a Wait route with a short store timeout.
 func storeRoutes(e *Env, p *Probe, mod func(*httplock.Config)) string {
-	r := httplock.Config{Locker: e.Locker(), StoreTimeout: 250 * time.Millisecond}
+	r := httplock.Config{Locker: e.OutageLocker(), StoreTimeout: 250 * time.Millisecond}
 	mod(&r)
 	w := r
 	w.Mode, w.MaxWait = httplock.Wait, 30*time.Second
@@ -489,7 +489,7 @@ func storeHangsWhileWaiting(e *Env) {
 		e.T.Skip("this store cannot hang")
 	}
 	p := e.Probe()
-	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, StoreTimeout: 300 * time.Millisecond}
+	cfg := httplock.Config{Locker: e.OutageLocker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, StoreTimeout: 300 * time.Millisecond}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))
 	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice")
 	waiter := e.Async("POST", url+"/orders", UserHeader, "alice")

@@ -16,7 +16,7 @@ func outageLoggedOnce(e *Env) {
 	}
 	p := e.Probe()
 	var logs LogBuffer
-	cfg := httplock.Config{Locker: e.Locker(), StoreTimeout: 250 * time.Millisecond, Logger: logs.Logger()}
+	cfg := httplock.Config{Locker: e.OutageLocker(), StoreTimeout: 250 * time.Millisecond, Logger: logs.Logger()}
 	var routes []Route
 	for i := range 6 {
 		routes = append(routes, userRoute("POST", fmt.Sprintf("/r%d", i), cfg, p.Sleep(0)))
@@ -40,7 +40,7 @@ func maxWaitBoundsFirstAttempt(e *Env) {
 	}
 	p := e.Probe()
 	const maxWait, storeTimeout = 200 * time.Millisecond, 10 * time.Second
-	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: maxWait, StoreTimeout: storeTimeout}
+	cfg := httplock.Config{Locker: e.OutageLocker(), Mode: httplock.Wait, MaxWait: maxWait, StoreTimeout: storeTimeout}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Sleep(0)))
 	e.Backend.Hang()
 	r := e.Send("POST", url+"/orders", UserHeader, "alice")

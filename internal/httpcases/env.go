@@ -32,6 +32,14 @@ func (e *Env) Locker(opts ...core.Option) *core.Locker {
 	return core.NewLocker(e.Backend.Store, append([]core.Option{core.WithLogger(Quiet)}, opts...)...)
 }
 
+// OutageLocker is Locker with a short lease, for cases that take the store
+// away. What a Lock retries in the background after a store call failed (a
+// release, the undoing of an acquire) goes on until its lease ends, and has
+// to end before the leak check at the end of the test binary.
+func (e *Env) OutageLocker(opts ...core.Option) *core.Locker {
+	return e.Locker(append([]core.Option{core.WithTTL(time.Second)}, opts...)...)
+}
+
 // Serve starts the framework's server with routes. Blocked handlers are
 // released before the server closes.
 func (e *Env) Serve(routes ...Route) string {
