@@ -1,0 +1,7 @@
+package safety
+
+import "syscall"
+
+// A worker process dies with the test binary, even when go test kills it
+// on a timeout.
+func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
