@@ -150,6 +150,16 @@ func (r *run) start() {
 	}
 }
 
+// late starts w, added after start, until the run's time is up, and for
+// at least a second.
+func (r *run) late(w *Worker) {
+	until := r.until
+	if soon := time.Now().Add(time.Second); until.Before(soon) {
+		until = soon
+	}
+	r.wg.Go(func() { w.Run(r.ctx, maxOps, until) })
+}
+
 // wait waits for every worker, goroutine or process.
 func (r *run) wait() {
 	r.wg.Wait()
