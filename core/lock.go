@@ -23,9 +23,10 @@ type Lock struct {
 	retrying   bool      // the last renewal failed for a transient reason
 	renewing   bool      // a watchdog renewal is on its way
 
-	// extending is held across one extend and the bookkeeping of its
-	// result, so that Refresh and a watchdog renewal take turns.
-	extending sync.Mutex
+	// turn (cap 1) is held across one extend and the bookkeeping of its
+	// result, so that Refresh and a watchdog renewal take turns; a channel,
+	// so that a Refresh waiting behind a hung renewal honours its context.
+	turn chan struct{}
 
 	mu       sync.Mutex
 	released bool
@@ -77,8 +78,12 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)
 	}
 	ttl = ttl.Truncate(time.Millisecond)
-	lk.extending.Lock()
-	defer lk.extending.Unlock()
+	select {
+	case lk.turn <- struct{}{}:
+	case <-ctx.Done():
+		return unavailable("refresh", ctx.Err(), errors.New("a renewal of the lock is under way"))
+	}
+	defer lk.endTurn()
 	if lk.done() {
 		return ErrNotHeld
 	}
@@ -196,6 +201,18 @@ func (lk *Lock) markLost() bool {
 	}
 	return true
 }
+
+// tryTurn takes the turn to extend lk if nobody has it.
+func (lk *Lock) tryTurn() bool {
+	select {
+	case lk.turn <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (lk *Lock) endTurn() { <-lk.turn }
 
 // done reports whether the lock was released or lost.
 func (lk *Lock) done() bool {

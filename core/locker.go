@@ -171,6 +171,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool)
 		fence:      g.Fence,
 		ttl:        l.ttl,
 		validUntil: start.Add(g.Validity),
+		turn:       make(chan struct{}, 1),
 	}
 	l.dog.add(lk, start)
 	return lk, nil, nil

@@ -85,7 +85,11 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token {
 		return Grant{}, &NotObtainedError{Remaining: cur.expires.Sub(now)}
 	}
-	s.locks[l.Key] = memoryLock{token: l.Token, expires: now.Add(l.TTL)}
+	// A retried acquire that finds its own token keeps the lease it has if
+	// that is longer, as in Redis: the holder may have extended it since.
+	if until := now.Add(l.TTL); !until.Before(s.locks[l.Key].expires) || s.locks[l.Key].token != l.Token {
+		s.locks[l.Key] = memoryLock{token: l.Token, expires: until}
+	}
 	// One counter for every key is strictly increasing per key too, and
 	// leaves nothing behind for keys used once. Wall-clock microseconds as a
 	// floor keep fences growing across a restart of the process.

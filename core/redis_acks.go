@@ -79,7 +79,7 @@ func (s *RedisStore) WithReplicaAcks(n int, timeout time.Duration) *RedisStore {
 	case *redis.ClusterClient:
 		acks.readTimeout = c.Options().ReadTimeout
 	}
-	return &RedisStore{c: s.c, d: s.d, acks: acks}
+	return &RedisStore{c: s.c, d: s.d, acks: acks, resends: s.resends}
 }
 
 // waitArgs is the WAIT command for one acquire: timeout, or less when the

@@ -26,6 +26,22 @@ func ignoresDeadlines(c redis.UniversalClient) (ignores, ok bool) {
 	return false, false
 }
 
+// mayResend reports whether c may send a command again after its reply
+// was lost (go-redis retries: MaxRetries is 3 unless set to -1). A resent
+// acquire can then succeed while its first copy is still on its way, and
+// that copy can land after the lock's release.
+func mayResend(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().MaxRetries >= 0
+	case *redis.ClusterClient:
+		return c.Options().MaxRetries >= 0
+	case *redis.Ring:
+		return c.Options().MaxRetries >= 0
+	}
+	return true
+}
+
 // warnedClients holds the clients already warned about, so that a client
 // shared by several stores (a RedlockStore, a store per Locker) is named
 // once.

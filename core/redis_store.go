@@ -74,6 +74,9 @@ type RedisStore struct {
 	d     doer // where scripts go: c, or on a Cluster the key's master
 	boxed atomic.Pointer[boxedTTL]
 	acks  *replicaAcks // nil unless WithReplicaAcks
+	// resends: the client may resend an acquire (see mayResend), so a
+	// release leaves a cancel marker for the token (see Release).
+	resends bool
 }
 
 // NewRedisStore returns a store over c. It panics if c is nil, and logs a
@@ -84,7 +87,7 @@ func NewRedisStore(c redis.UniversalClient) *RedisStore {
 		panic("reqlock: NewRedisStore: nil client")
 	}
 	warnIfIgnoresDeadlines(c)
-	return &RedisStore{c: c, d: scriptDoer(c)}
+	return &RedisStore{c: c, d: scriptDoer(c), resends: mayResend(c)}
 }
 
 // Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
@@ -263,9 +266,21 @@ func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
 	return run(ctx, s.d, cancelCall, append(evalArgs(4), l.Key, cancelKey(l.Key, l.Token), l.Token, fenceTTL(l.TTL).Milliseconds())).Err()
 }
 
-// Release implements Store: compare the token, then DEL.
+// releaseMarkerTTL is how long a release leaves its cancel marker, when
+// it leaves one.
+const releaseMarkerTTL = time.Minute
+
+// Release implements Store: compare the token, then DEL. Over a client that
+// may resend commands, a copy of the lock's own acquire may still be on its
+// way, and would take the lock again for nobody: then the release goes
+// through cancel.lua, which also leaves the token's marker, for
+// releaseMarkerTTL. A client with MaxRetries: -1 spares that key.
 func (s *RedisStore) Release(ctx context.Context, key, token string) error {
-	n, err := run(ctx, s.d, releaseCall, append(evalArgs(2), key, token)).Int64()
+	call, args := releaseCall, append(evalArgs(2), key, token)
+	if s.resends {
+		call, args = cancelCall, append(evalArgs(4), key, cancelKey(key, token), token, releaseMarkerTTL.Milliseconds())
+	}
+	n, err := run(ctx, s.d, call, args).Int64()
 	if err != nil {
 		return err
 	}

@@ -102,11 +102,25 @@ func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validit
 
 // lose marks lk lost, stops watching it and says so in the log.
 func (w *watchdog) lose(lk *Lock, why string) {
+	if w.markLost(lk) {
+		w.logLost([]*Lock{lk}, why)
+	}
+}
+
+// markLost marks lk lost and stops watching it; it reports whether this
+// call did it.
+func (w *watchdog) markLost(lk *Lock) bool {
 	if !lk.markLost() {
-		return
+		return false
 	}
 	w.remove(lk)
-	w.l.log.Warn("reqlock: lock lost", "key", lk.skey, "fence", lk.fence, "reason", why)
+	return true
+}
+
+func (w *watchdog) logLost(lost []*Lock, why string) {
+	for _, lk := range lost {
+		w.l.log.Warn("reqlock: lock lost", "key", lk.skey, "fence", lk.fence, "reason", why)
+	}
 }
 
 // schedule is when the watchdog next looks at lk: after a third of its
@@ -167,7 +181,7 @@ func (w *watchdog) loop() {
 			case lk.renewing:
 			case now.Add(w.slack(lk)).Before(lk.nextCheck):
 				next = earlier(next, lk.nextCheck)
-			case lk.extending.TryLock():
+			case lk.tryTurn():
 				lk.renewing = true
 				due = append(due, lk)
 			default:
@@ -181,8 +195,16 @@ func (w *watchdog) loop() {
 		w.target = next
 		w.mu.Unlock()
 
+		lost := expired[:0]
 		for _, lk := range expired {
-			w.lose(lk, "lease ran out before it could be renewed")
+			if w.markLost(lk) {
+				lost = append(lost, lk)
+			}
+		}
+		if len(lost) > 0 {
+			// Off the loop: a slow log handler must not hold up the next
+			// lock's deadline.
+			go w.logLost(lost, "lease ran out before it could be renewed")
 		}
 		if len(due) > 0 {
 			go w.renew(due)
@@ -202,14 +224,16 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
-// renew extends the due locks, whose extending mutexes the loop took, in
-// one Store.Extend, bounded by the shortest validity among them: past it the
-// loop has declared that lock lost anyway, and a renewal failed fast is
-// retried soon.
+// renew extends the due locks, whose turns the loop took, in one
+// Store.Extend. The round trip gets a third of the shortest validity left
+// among them: one that hangs (a stalled connection) then leaves time for
+// two more tries, on fresh connections, before that lock runs out. A try
+// that timed out may still land; extends only lengthen a lease, so that is
+// harmless.
 func (w *watchdog) renew(due []*Lock) {
 	defer func() {
 		for _, lk := range due {
-			lk.extending.Unlock()
+			lk.endTurn()
 		}
 	}()
 	leases := make([]Lease, len(due))
@@ -221,7 +245,7 @@ func (w *watchdog) renew(due []*Lock) {
 		budget = min(budget, lk.validUntil.Sub(now))
 	}
 	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), max(budget, time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), max(budget/3, time.Millisecond))
 	defer cancel()
 
 	start := time.Now()
