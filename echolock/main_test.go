@@ -3,7 +3,7 @@ package echolock_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { httpcases.VerifyTestMain(m) }

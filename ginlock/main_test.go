@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
-	"go.uber.org/goleak"
+
+	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	goleak.VerifyTestMain(m)
+	httpcases.VerifyTestMain(m)
 }

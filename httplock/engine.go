@@ -54,16 +54,20 @@ func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, 
 }
 
 // Serve runs next under the lock for key in scope and returns nil, or
-// returns why it did not run next. keyErr is the extractor's error, if any.
-// It has no request body to read ahead of a wait (see ServeRequest).
+// returns why it did not run next. keyErr is the extractor's error, if any:
+// ErrNoContextValue counts as no key (and is warned about once), an error
+// wrapping ErrKeyMisconfigured is the server's (500, logged as an error),
+// any other is the client's (400). It has no request body to read ahead of
+// a wait (see ServeRequest).
 //
 // next gets a context derived from ctx that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
 // is lost meanwhile. The lock is released when next returns or panics, on a
 // context detached from ctx, bounded by StoreTimeout (a release the store
 // fails is retried in the background until the lease ends); a panic then
-// goes on up to the framework's recovery. A request without a key (key == "" and not
-// KeyRequired) and a fail-open request run next with ctx itself, unlocked.
+// goes on up to the framework's recovery. A request without a key (key ==
+// "" and not KeyRequired) and a fail-open request run next with ctx
+// itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
 	return e.serve(ctx, nil, scope, key, keyErr, next)
 }
