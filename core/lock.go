@@ -22,6 +22,7 @@ type Lock struct {
 	nextCheck  time.Time // when the watchdog looks at this lock again
 	retrying   bool      // the last renewal failed for a transient reason
 	renewing   bool      // a watchdog renewal is on its way
+	reach      time.Time // the furthest the lease in the store may run: an extend whose reply was lost may have applied
 
 	// turn (cap 1) is held across one extend and the bookkeeping of its
 	// result, so that Refresh and a watchdog renewal take turns; a channel,
@@ -88,7 +89,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		return ErrNotHeld
 	}
 	l := lk.locker
-	start := time.Now()
+	start := l.dog.extending(lk, ttl)
 	r := l.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
 	switch {
 	case r.Err == nil:

@@ -171,9 +171,11 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool)
 		fence:      g.Fence,
 		ttl:        l.ttl,
 		validUntil: start.Add(g.Validity),
+		reach:      start.Add(l.ttl),
 		turn:       make(chan struct{}, 1),
 	}
 	l.dog.add(lk, start)
+	l.dog.roundTrip(time.Since(start))
 	return lk, nil, nil
 }
 

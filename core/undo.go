@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/reqlock/reqlock/backoff"
 )
 
@@ -14,8 +16,8 @@ import (
 var undoRetry = backoff.Exponential(20*time.Millisecond, time.Second)
 
 // undo runs op in the background until it succeeds, op answers ErrNotHeld
-// (nothing left to undo), or until has passed: past the lease there is
-// nothing left to free. Each try is bounded like any detached release.
+// (nothing left to undo), the client is closed, or until has passed: past
+// the lease there is nothing left to free. Each try is bounded like any detached release.
 // The goroutine keeps ctx's values, not its cancellation.
 func (l *Locker) undo(ctx context.Context, until time.Time, op func(context.Context) error) {
 	ctx = context.WithoutCancel(ctx)
@@ -32,14 +34,16 @@ func (l *Locker) undo(ctx context.Context, until time.Time, op func(context.Cont
 			tctx, stop := context.WithTimeout(ctx, min(l.releaseTimeout(), left))
 			err := op(tctx)
 			stop()
-			if err == nil || errors.Is(err, ErrNotHeld) {
+			// A closed client can never succeed: its owner is shutting down.
+			if err == nil || errors.Is(err, ErrNotHeld) || errors.Is(err, redis.ErrClosed) {
 				return
 			}
 			d := b.NextBackOff()
-			if d < 0 {
+			left = time.Until(until)
+			if d < 0 || left <= 0 {
 				return
 			}
-			timer.Reset(d)
+			timer.Reset(min(d, left))
 		}
 	}()
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -33,7 +34,27 @@ type watchdog struct {
 	running    bool
 	target     time.Time // when the loop wakes by itself next
 	emptySince time.Time
-	turns      int // times the loop looked at the locks, for tests
+	turns      int           // times the loop looked at the locks, for tests
+	rtt        time.Duration // the last store round trip that succeeded
+}
+
+// roundTrip records how long a store round trip that succeeded took.
+func (w *watchdog) roundTrip(d time.Duration) {
+	w.mu.Lock()
+	w.rtt = d
+	w.mu.Unlock()
+}
+
+// extending records that an extend of lk to ttl starts now, and returns
+// now: whatever its outcome, the lease in the store may reach ttl from now.
+func (w *watchdog) extending(lk *Lock, ttl time.Duration) time.Time {
+	now := time.Now()
+	w.mu.Lock()
+	if until := now.Add(ttl); until.After(lk.reach) {
+		lk.reach = until
+	}
+	w.mu.Unlock()
+	return now
 }
 
 func (w *watchdog) init(l *Locker) {
@@ -58,8 +79,9 @@ func (w *watchdog) add(lk *Lock, start time.Time) {
 	w.mu.Unlock()
 }
 
-// remove stops watching lk and returns until when the lock was trusted.
-func (w *watchdog) remove(lk *Lock) (validUntil time.Time) {
+// remove stops watching lk and returns how far its lease in the store may
+// run, for a release that must be retried.
+func (w *watchdog) remove(lk *Lock) (reach time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.held, lk)
@@ -71,7 +93,7 @@ func (w *watchdog) remove(lk *Lock) (validUntil time.Time) {
 			w.notify()
 		}
 	}
-	return lk.validUntil
+	return lk.reach
 }
 
 // renewed records a successful extension to ttl that was requested at
@@ -226,10 +248,11 @@ func earlier(a, b time.Time) time.Time {
 
 // renew extends the due locks, whose turns the loop took, in one
 // Store.Extend. The round trip gets a third of the shortest validity left
-// among them: one that hangs (a stalled connection) then leaves time for
-// two more tries, on fresh connections, before that lock runs out. A try
-// that timed out may still land; extends only lengthen a lease, so that is
-// harmless.
+// among them, so that one that hangs (a stalled connection) leaves time for
+// more tries on fresh connections before that lock runs out; but never less
+// than twice the last round trip that succeeded, so that a link that is
+// slow but works is not timed out on every try. A try that timed out may
+// still land; extends only lengthen a lease, so that is harmless.
 func (w *watchdog) renew(due []*Lock) {
 	defer func() {
 		for _, lk := range due {
@@ -243,13 +266,20 @@ func (w *watchdog) renew(due []*Lock) {
 	for i, lk := range due {
 		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
 		budget = min(budget, lk.validUntil.Sub(now))
+		if until := now.Add(lk.ttl); until.After(lk.reach) {
+			lk.reach = until
+		}
 	}
+	timeout := max(budget/3, min(budget, 2*w.rtt), time.Millisecond)
 	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), max(budget/3, time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 
 	start := time.Now()
 	results := w.l.store.Extend(ctx, leases)
+	if ok := slices.ContainsFunc(results, func(r Renewal) bool { return r.Err == nil }); ok {
+		w.roundTrip(time.Since(start))
+	}
 	for i, lk := range due {
 		r := results[i]
 		switch {

@@ -16,7 +16,7 @@ import (
 // 100ms deadline returns seconds later: with the default 10s lease, ~6.6s.
 // Every other call here honours ctx (that is the point of
 // ContextTimeoutEnabled and of the NewRedisStore warning).
-func TestAttackRefreshIgnoresItsContextWhileARenewalHangs(t *testing.T) {
+func TestRefreshHonoursItsContextWhileARenewalHangs(t *testing.T) {
 	px := startProxied(t)
 	const ttl = 3 * time.Second
 	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))

@@ -13,7 +13,7 @@ import (
 // and trusts that". MemoryStore, which "follows the same rules as
 // RedisStore", overwrites the expiry with now+TTL on the same path, so a
 // repeated Acquire cuts a lease the holder extended and trusts.
-func TestAttackMemoryOwnTokenAcquireShortensLease(t *testing.T) {
+func TestMemoryOwnTokenAcquireKeepsLongerLease(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	stores := map[string]core.Store{
 		"memory": core.NewMemoryStore(),

@@ -17,7 +17,7 @@ import (
 // trip the whole remaining validity as its deadline and never tries again,
 // so the lock is declared lost although the key is still ours in Redis and
 // any retry on a fresh connection would have renewed it.
-func TestAttackOneStuckRenewalLosesAHealthyLock(t *testing.T) {
+func TestOneStuckRenewalIsRetried(t *testing.T) {
 	px := startProxied(t)
 	const ttl = 900 * time.Millisecond
 	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
@@ -73,7 +73,7 @@ func (h blockingHandler) WithGroup(string) slog.Handler      { return h }
 // keeps the loop from declaring the next lock lost by its own deadline:
 // another caller takes the key while its holder still believes it holds
 // it. Two holders at once, on a healthy store.
-func TestAttackSlowLoggerDelaysLostPastTakeover(t *testing.T) {
+func TestSlowLoggerDoesNotDelayLost(t *testing.T) {
 	st := core.NewMemoryStore()
 	const ttl = 200 * time.Millisecond
 	warns := new(atomic.Int32)

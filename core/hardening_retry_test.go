@@ -21,7 +21,7 @@ import (
 // it, with the holder's token, for a whole lease: nobody holds it, nobody
 // renews or releases it, and every other caller is refused for the lease.
 // No cancel marker was ever written: the Locker never saw a failure.
-func TestAttackRetriedAcquireLandsAfterReleaseAndTakesKeyForNobody(t *testing.T) {
+func TestRetriedAcquireLandingAfterReleaseTakesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	opts := redistest.ClientOptions(p.Addr())
