@@ -19,13 +19,7 @@ func DefaultErrorHandler(c *echo.Context, err error) error {
 	if !errors.As(err, &rej) {
 		return err
 	}
-	if !rej.Clientless() {
-		h := c.Response().Header()
-		if s := rej.RetryAfterHeader(); s != "" {
-			h.Set(httplock.HeaderRetryAfter, s)
-		}
-		h.Set("Cache-Control", "no-store")
-	}
+	rej.SetHeaders(c.Response().Header())
 	return echo.HTTPError{Code: rej.Status, Message: rej.Problem.Detail}.Wrap(problem{rej})
 }
 

@@ -33,10 +33,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, rej *Rejection) {
 		return
 	}
 	h := w.Header()
-	if s := rej.RetryAfterHeader(); s != "" {
-		h.Set(HeaderRetryAfter, s)
-	}
-	h.Set("Cache-Control", "no-store")
+	rej.SetHeaders(h)
 	h.Set("Content-Type", ContentTypeProblem)
 	h.Set("X-Content-Type-Options", "nosniff")
 	body, err := json.Marshal(rej.Problem)

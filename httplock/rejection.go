@@ -52,6 +52,20 @@ func (r *Rejection) RetryAfterHeader() string {
 	return formatRetryAfter(r.RetryAfter)
 }
 
+// SetHeaders sets the headers that belong to the answer to r whatever
+// renders its body: Retry-After when there is one, and Cache-Control:
+// no-store (a 409 is about this moment). It sets nothing when the client is
+// gone.
+func (r *Rejection) SetHeaders(h http.Header) {
+	if r.Clientless() {
+		return
+	}
+	if s := r.RetryAfterHeader(); s != "" {
+		h.Set(HeaderRetryAfter, s)
+	}
+	h.Set("Cache-Control", "no-store")
+}
+
 // Clientless reports whether the client is gone, so that writing a response
 // is pointless.
 func (r *Rejection) Clientless() bool { return errors.Is(r.Reason, ErrClientGone) }
