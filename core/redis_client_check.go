@@ -27,17 +27,18 @@ func ignoresDeadlines(c redis.UniversalClient) (ignores, ok bool) {
 }
 
 // mayResend reports whether c may send a command again after its reply
-// was lost (go-redis retries: MaxRetries is 3 unless set to -1). A resent
+// was lost (go-redis retries: MaxRetries is 3 unless set to -1, which the
+// client's options then hold as 0). A resent
 // acquire can then succeed while its first copy is still on its way, and
 // that copy can land after the lock's release.
 func mayResend(c redis.UniversalClient) bool {
 	switch c := c.(type) {
 	case *redis.Client:
-		return c.Options().MaxRetries >= 0
+		return c.Options().MaxRetries > 0
 	case *redis.ClusterClient:
-		return c.Options().MaxRetries >= 0
+		return c.Options().MaxRetries > 0
 	case *redis.Ring:
-		return c.Options().MaxRetries >= 0
+		return c.Options().MaxRetries > 0
 	}
 	return true
 }
