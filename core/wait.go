@@ -69,8 +69,16 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	q := l.waiters.join(skey)
 	defer l.waiters.leave(skey, q)
 
+	// The holder's lease as last seen, counted down since: a waiter that
+	// gives up after queueing for a while must not report the lease its
+	// first attempt saw.
+	seen := time.Now()
 	gaveUp := func() error {
-		return &NotObtainedError{Remaining: taken.Remaining, Cause: ctxErr(ctx)}
+		left := taken.Remaining
+		if left > 0 {
+			left = max(left-time.Since(seen), time.Millisecond)
+		}
+		return &NotObtainedError{Remaining: left, Cause: ctxErr(ctx)}
 	}
 	select {
 	case q.turn <- struct{}{}:
@@ -109,5 +117,6 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			}
 			return nil, nil, err
 		}
+		seen = time.Now()
 	}
 }

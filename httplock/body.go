@@ -6,18 +6,26 @@ import (
 	"net/http"
 )
 
-// readBody reads up to WaitBodyLimit bytes of r's body into memory before r
-// waits, and gives r a body that yields the same bytes, errors included.
-//
-// net/http watches a connection for a client that leaves only once the
-// request's body has been read to its end; until then a waiting request
-// whose client left would still get its lock and run. A body that is
-// longer is left as it is (the bytes read so far are given back first).
-func (e *Engine) readBody(r *http.Request) {
+// readBodyAhead reads up to WaitBodyLimit of r's body into memory and puts
+// it back, beside the wait, so that a slow upload does not use up MaxWait.
+// It returns a func that waits until the read is done (r's body is not the
+// handler's before then). The read ends when the body ends, fails, or the
+// client goes. A body known to be longer is left alone.
+func (e *Engine) readBodyAhead(r *http.Request) (done func()) {
 	limit := e.cfg.WaitBodyLimit
 	if r == nil || r.Body == nil || r.Body == http.NoBody || limit < 0 || r.ContentLength > limit {
-		return
+		return func() {}
 	}
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		e.readBodyNow(r, limit)
+	}()
+	return func() { <-ch }
+}
+
+// readBodyNow reads up to limit of r's body into memory and puts it back.
+func (e *Engine) readBodyNow(r *http.Request, limit int64) {
 	orig := r.Body
 	buf, err := io.ReadAll(io.LimitReader(orig, limit+1))
 	var rest io.Reader = orig // at its end, or the part past the limit

@@ -10,21 +10,24 @@ import (
 // burstQuiet is how long a message stays quiet after it was logged.
 const burstQuiet = 10 * time.Second
 
-// bursts holds one burstLog per logger and message, shared by every
+// bursts holds one burstLog per logger, message and topic, shared by every
 // middleware of the process: one store outage that many routes see is one
-// burst, not one per route. Loggers are made at start-up, so this stays
-// small.
+// burst, not one per route (the topic is the Locker, so two stores that
+// fail are two bursts), while a misconfigured route is logged apart from
+// another one (the topic is the scope). Loggers, Lockers and routes are
+// made at start-up, so this stays small.
 var bursts sync.Map // burstKey → *burstLog
 
 type burstKey struct {
-	lg  *slog.Logger
-	msg string
+	lg    *slog.Logger
+	msg   string
+	topic any
 }
 
-// logBurst logs msg on lg unless lg logged it less than burstQuiet ago; the
-// next line it logs counts the ones it left out.
-func logBurst(lg *slog.Logger, level slog.Level, msg string, err error, args ...any) {
-	k := burstKey{lg, msg}
+// logBurst logs msg on lg unless lg logged it about topic less than
+// burstQuiet ago; the next line it logs counts the ones it left out.
+func logBurst(lg *slog.Logger, level slog.Level, msg string, topic any, err error, args ...any) {
+	k := burstKey{lg, msg, topic}
 	b, ok := bursts.Load(k)
 	if !ok {
 		b, _ = bursts.LoadOrStore(k, new(burstLog))

@@ -80,10 +80,10 @@ type Config struct {
 	// negative: none). The handler still reads the whole body, unchanged.
 	// net/http notices a client that leaves only once the body has been
 	// read, so this is what lets a waiting request whose client left be
-	// dropped instead of run. A longer body is not read ahead: such a
-	// request waits out MaxWait even if its client left. Reading ahead takes
-	// as long as the client takes to send; it counts towards MaxWait but a
-	// slow client is not cut short by it.
+	// dropped instead of run. A longer body is not read ahead: net/http
+	// cannot tell that such a client left, so its request may still run
+	// when the key comes free. The body is read beside the wait, so a slow
+	// upload does not use up MaxWait; the handler runs once both are done.
 	WaitBodyLimit int64
 
 	// MaxWaiters caps the requests waiting for one key in this middleware

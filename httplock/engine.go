@@ -79,7 +79,7 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, scope, key string, 
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
-		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", keyErr, "scope", scope)
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", scope, keyErr, "scope", scope)
 		return reject(ErrKeyMisconfigured, keyErr, 0)
 	}
 	switch {
@@ -162,10 +162,10 @@ func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejec
 		return nil, reject(ErrClientGone, err, 0)
 	}
 	if e.cfg.FailOpen {
-		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", e.cfg.Locker, err)
 		return nil, nil
 	}
-	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", err)
+	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", e.cfg.Locker, err)
 	return nil, reject(ErrUnavailable, err, retryAfter(e.cfg.RetryAfter, 0))
 }
 
@@ -179,7 +179,7 @@ func (e *Engine) release(ctx context.Context, lk *core.Lock) {
 	defer cancel()
 	err := lk.Release(rctx)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
-		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", e.cfg.Locker, err)
 	}
 }
 

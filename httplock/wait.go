@@ -23,9 +23,13 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, ta
 		return nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
 	}
 	defer e.waiting.leave(key)
-	e.readBody(r) // after join: MaxWaiters bounds the memory this takes
+	// After join: MaxWaiters bounds the memory this takes. Beside the wait,
+	// so that a slow upload does not eat into MaxWait; the handler does not
+	// run before it is done.
+	bodyRead := e.readBodyAhead(r)
 
 	lk, err := e.cfg.Locker.ObtainAfter(core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout), key, taken)
+	bodyRead()
 	switch {
 	case err == nil && clientGone(ctx):
 		// Got it just as the client left: nobody to run it for.
