@@ -52,3 +52,21 @@ func ExampleLocker_Obtain() {
 	fmt.Println(errors.Is(err, core.ErrNotObtained), errors.Is(err, context.DeadlineExceeded))
 	// Output: true true
 }
+
+// Once runs a job at most once per key within the retention: a redelivered
+// message gets the first run's result instead of a second charge.
+func ExampleLocker_Once() {
+	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	charge := func(ctx context.Context) ([]byte, error) {
+		fmt.Println("charging")
+		return []byte("receipt-17"), nil
+	}
+	for range 2 { // the message is delivered twice
+		out, err := locker.Once(context.Background(), "payment:17", 24*time.Hour, charge)
+		fmt.Println(string(out.Value), out.Replayed, err)
+	}
+	// Output:
+	// charging
+	// receipt-17 false <nil>
+	// receipt-17 true <nil>
+}
