@@ -52,6 +52,17 @@ var scenarios = []scenario{
 	{"broken/acquire-ignores-NX", brokenIgnoresNX},
 	{"broken/release-without-token-check", brokenBlindRelease},
 	{"broken/watchdog-trusts-too-long", brokenInflatedValidity},
+	{"http/hostile-keys/memory", func(t *testing.T) { httpHostile(t, "memory") }},
+	{"http/hostile-keys/redis", func(t *testing.T) { httpHostile(t, "redis") }},
+	{"http/distinct-key-flood/memory", func(t *testing.T) { httpDistinctFlood(t, "memory") }},
+	{"http/distinct-key-flood/redis", func(t *testing.T) { httpDistinctFlood(t, "redis") }},
+	{"http/one-key-wait-flood/memory", func(t *testing.T) { httpWaitFlood(t, "memory") }},
+	{"http/one-key-wait-flood/redis", func(t *testing.T) { httpWaitFlood(t, "redis") }},
+	{"http/redis-faults/cut", func(t *testing.T) { httpFaults(t, faultCut) }},
+	{"http/redis-faults/delay", func(t *testing.T) { httpFaults(t, faultDelay) }},
+	{"http/redis-faults/sigstop", func(t *testing.T) { httpFaults(t, faultPause) }},
+	{"http/load/memory", func(t *testing.T) { httpLoad(t, "memory") }},
+	{"http/load/redis", func(t *testing.T) { httpLoad(t, "redis") }},
 }
 
 // noWatchdog is a Locker whose locks last their TTL: the watchdog would

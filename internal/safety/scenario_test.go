@@ -294,11 +294,14 @@ func formatTable(rows []row) string {
 	return b.String()
 }
 
-// writeTable prints the table and writes it to TableEnv's file, or to one
-// in the test's temporary directory.
+// writeTable prints the tables (locks, then HTTP) and writes them to
+// TableEnv's file, or to one in the test's temporary directory.
 func writeTable(t *testing.T) {
 	table.mu.Lock()
 	text := formatTable(table.rows)
+	if len(httpTable.rows) > 0 {
+		text += "\n" + formatHTTPTable(httpTable.rows)
+	}
 	table.mu.Unlock()
 	path := os.Getenv(TableEnv)
 	if path == "" {
