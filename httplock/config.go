@@ -125,6 +125,12 @@ type Config struct {
 	// handler (default WriteProblem). Switch on the reason with errors.Is;
 	// call WriteProblem for the cases you do not change.
 	Respond func(w http.ResponseWriter, r *http.Request, rej *Rejection)
+
+	// Replay, when set, records the first response to each key and replays
+	// it to later requests with the same key (see ReplayConfig). nil: off.
+	// The Locker's store must keep records: RedisStore and MemoryStore do,
+	// RedlockStore does not, and is refused with ErrInvalidConfig.
+	Replay *ReplayConfig
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -136,6 +142,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, c.Mode)
 	case c.MaxWait < 0, c.RetryAfter < 0, c.StoreTimeout < 0:
 		return c, fmt.Errorf("%w: negative duration", ErrInvalidConfig)
+	case c.Replay != nil && !c.Locker.KeepsRecords():
+		return c, fmt.Errorf("%w: Replay: %w", ErrInvalidConfig, core.ErrNoRecords)
 	}
 	if c.MaxWait == 0 {
 		c.MaxWait = DefaultMaxWait

@@ -5,7 +5,8 @@
 //
 // It holds the HTTP side of reqlock for every framework: the Engine (key
 // checks, scope, status codes, Retry-After, RFC 9457 bodies, waiting,
-// fail-open or fail-closed, client disconnects, panics) and the net/http
+// fail-open or fail-closed, client disconnects, panics, idempotent replay)
+// and the net/http
 // middleware, New. The Gin and Echo adapters (packages ginlock and echolock)
 // are thin skins over the same Engine.
 //
@@ -55,6 +56,35 @@
 // make them share a lock. Scope and raw key go into the Locker's key (see
 // LockKey) and are hashed there whole: nothing the client sends, and none of
 // the braces in route templates, reaches Redis in clear.
+//
+// # Replay
+//
+// With Config.Replay set, the middleware is an idempotency layer as the
+// IETF Idempotency-Key draft and Stripe describe it: the first response to
+// a key is recorded, in the same store round trip that releases the lock,
+// and kept for ReplayConfig.Retention (24 h). Then:
+//
+//	situation                                      response
+//	key with a record, same fingerprint            the recorded status, body and allowed
+//	                                               headers + Idempotent-Replayed: true; handler not run
+//	key with a record, another fingerprint         422 problem+json; handler not run
+//	key in flight, Reject mode                     409 + Retry-After
+//	key in flight, Wait mode                       waits, then the first response, replayed
+//	request body over MaxRequestBody               413 problem+json
+//
+// The fingerprint is method, path, query and body (DefaultFingerprint).
+// Not recorded, so that a retry runs the handler: 5xx, 408, 425 and 429 (see
+// DefaultRecordStatus), a panic, a response whose lock was lost before the
+// record was written, a body over MaxResponseBody, a flushed (streamed) or
+// hijacked response. Only the headers in ReplayConfig.Headers are kept
+// (DefaultReplayHeaders: never Set-Cookie). The record is written only
+// while the lock's token still holds the key, so a holder that paused past
+// its lease cannot overwrite the record of the one that followed it.
+//
+// Records are scoped like locks: key a route with replay by the user and
+// the Idempotency-Key, Join(FromContext(userKey{}), IdempotencyKey()), so
+// that one user's key cannot fetch another's response. The Locker's store
+// must keep records (Redis, Cluster, Sentinel, memory; not Redlock).
 //
 // # Notes
 //

@@ -16,6 +16,7 @@ import (
 // returns) the response. Its methods are safe for concurrent use.
 type Engine struct {
 	cfg     Config
+	replay  *replayOpts // nil: replay off
 	waiting waiters
 	noValue sync.Once // warns of ErrNoContextValue
 }
@@ -28,7 +29,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg}, nil
+	e := &Engine{cfg: cfg}
+	if cfg.Replay != nil {
+		if e.replay, err = cfg.Replay.withDefaults(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // Config returns the configuration with its defaults filled in.
@@ -47,10 +54,24 @@ func (e *Engine) Scope(method, route string) string {
 // or returns why it did not run next, as Serve does with r's context. In
 // Wait mode, a request about to wait first has up to WaitBodyLimit bytes of
 // its body read into memory (r.Body is replaced by one that yields the same
-// bytes), so that a client that leaves while it waits is noticed. Adapters
-// call it with the *http.Request their handlers will see.
+// bytes), so that a client that leaves while it waits is noticed. It cannot
+// replay (it has no writer): with Config.Replay set it answers 500; use
+// ServeResponse.
 func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
-	return e.serve(r.Context(), r, scope, key, keyErr, next)
+	_, rej := e.serve(r.Context(), r, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) { next(ctx) })
+	return rej
+}
+
+// ServeResponse is ServeRequest for an adapter that hands the engine the
+// writer its handlers write to, which it must do for Config.Replay: next
+// gets the writer to give the handler (w itself when replay is off, else
+// one that records what passes through). When the key has a recorded
+// response for this request, the engine writes it to w and reports
+// replayed: next did not run, and the adapter must stop its chain without
+// writing anything more. A rejection is the adapter's to answer, as for
+// ServeRequest.
+func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, key string, keyErr error, next func(ctx context.Context, w http.ResponseWriter)) (replayed bool, rej *Rejection) {
+	return e.serve(r.Context(), r, w, scope, key, keyErr, next)
 }
 
 // Serve runs next under the lock for key in scope and returns nil, or
@@ -58,7 +79,7 @@ func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, 
 // ErrNoContextValue counts as no key (and is warned about once), an error
 // wrapping ErrKeyMisconfigured is the server's (500, logged as an error),
 // any other is the client's (400). It has no request body to read ahead of
-// a wait (see ServeRequest).
+// a wait (see ServeRequest), and cannot replay (see ServeResponse).
 //
 // next gets a context derived from ctx that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
@@ -69,45 +90,73 @@ func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, 
 // "" and not KeyRequired) and a fail-open request run next with ctx
 // itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
-	return e.serve(ctx, nil, scope, key, keyErr, next)
+	_, rej := e.serve(ctx, nil, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) { next(ctx) })
+	return rej
 }
 
-// serve is Serve, and ServeRequest when r is not nil.
-func (e *Engine) serve(ctx context.Context, r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
+// serve is the one acquire → run → release flow: Serve, and ServeRequest
+// when r is not nil, and ServeResponse when w is not nil too.
+func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter)) (replayed bool, rej *Rejection) {
 	switch {
 	case errors.Is(keyErr, ErrNoContextValue):
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
 		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", scope, keyErr, "scope", scope)
-		return reject(ErrKeyMisconfigured, keyErr, 0)
+		return false, reject(ErrKeyMisconfigured, keyErr, 0)
 	}
 	switch {
 	case keyErr != nil:
-		return reject(ErrKeyInvalid, keyErr, 0)
+		return false, reject(ErrKeyInvalid, keyErr, 0)
 	case key == "" && e.cfg.KeyRequired:
-		return reject(ErrKeyMissing, nil, 0)
+		return false, reject(ErrKeyMissing, nil, 0)
 	case key == "":
-		next(ctx)
-		return nil
+		next(ctx, w)
+		return false, nil
 	case len(key) > MaxKeyLen:
-		return reject(ErrKeyTooLong, nil, 0)
+		return false, reject(ErrKeyTooLong, nil, 0)
 	}
-	lk, rej := e.acquire(ctx, r, LockKey(scope, key))
-	if rej != nil {
-		return rej
+	rp := e.replay
+	var fingerprint []byte
+	if rp != nil {
+		if w == nil {
+			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", scope, errNoWriter, "scope", scope)
+			return false, reject(ErrInvalidConfig, errNoWriter, 0)
+		}
+		body, rej := e.readBody(ctx, r, rp.maxRequest)
+		if rej != nil {
+			return false, rej
+		}
+		fingerprint = rp.fingerprint(r, body)
 	}
-	if lk == nil { // fail-open
-		next(ctx)
-		return nil
+	lk, record, rej := e.acquire(ctx, r, LockKey(scope, key), rp != nil)
+	switch {
+	case rej != nil:
+		return false, rej
+	case record != nil:
+		return e.replayRecord(w, r, record, fingerprint)
+	case lk == nil: // fail-open
+		next(ctx, w)
+		return false, nil
 	}
 	lctx, cancel := lk.WithContext(ctx)
+	var c *capture
+	if rp != nil {
+		c = newCapture(w, rp)
+		w = c
+	}
+	returned := false
 	defer func() {
 		cancel()
-		e.release(ctx, lk)
+		if returned && c != nil {
+			e.releaseRecording(ctx, lk, c.response(rp, fingerprint))
+			return
+		}
+		e.release(ctx, lk) // no record for a handler that panicked
 	}()
-	next(lctx)
-	return nil
+	next(lctx, w)
+	returned = true
+	return false, nil
 }
 
 // warnNoValue says, once per middleware, that a key extractor found no value
@@ -124,9 +173,11 @@ func (e *Engine) warnNoValue(scope string) {
 	})
 }
 
-// acquire takes the lock by the mode. It returns the lock, or a rejection,
-// or neither: the store failed and FailOpen says to run anyway.
-func (e *Engine) acquire(ctx context.Context, r *http.Request, key string) (*core.Lock, *Rejection) {
+// acquire takes the lock by the mode. It returns the lock, or the key's
+// record (only withRecord: the acquire and the look-up are one round trip),
+// or a rejection, or none of them: the store failed and FailOpen says to
+// run anyway.
+func (e *Engine) acquire(ctx context.Context, r *http.Request, key string, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	wctx := ctx
 	if e.cfg.Mode == Wait {
 		// MaxWait bounds all of the wait, the first attempt included: a
@@ -136,17 +187,25 @@ func (e *Engine) acquire(ctx context.Context, r *http.Request, key string) (*cor
 		defer cancel()
 	}
 	tctx, cancel := context.WithTimeout(wctx, e.cfg.StoreTimeout)
-	lk, err := e.cfg.Locker.TryObtain(tctx, key)
+	var lk *core.Lock
+	var record []byte
+	var err error
+	if withRecord {
+		lk, record, err = e.cfg.Locker.TryObtainOrRecord(tctx, key)
+	} else {
+		lk, err = e.cfg.Locker.TryObtain(tctx, key)
+	}
 	cancel()
 	switch {
 	case err == nil:
-		return lk, nil
+		return lk, record, nil
 	case !errors.Is(err, core.ErrNotObtained):
-		return e.storeFailed(ctx, err)
+		lk, rej := e.storeFailed(ctx, err)
+		return lk, nil, rej
 	case e.cfg.Mode == Wait:
-		return e.wait(ctx, wctx, r, key, err)
+		return e.wait(ctx, wctx, r, key, err, withRecord)
 	}
-	return nil, e.locked(err)
+	return nil, nil, e.locked(err)
 }
 
 // locked is the 409 for a key someone else holds.

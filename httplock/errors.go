@@ -36,8 +36,27 @@ var (
 	// middleware) is not that: it gets a 409 or a 503 as usual.
 	ErrClientGone = errors.New("reqlock: client went away while waiting")
 
+	// ErrReplayMismatch means the key has a recorded response to a
+	// different request (another method, path, query or body: another
+	// fingerprint) (422). Nothing runs: a client reused a key, or changed a
+	// request it retried.
+	ErrReplayMismatch = errors.New("reqlock: idempotency key reused for a different request")
+	// ErrBodyTooLarge means a request body on a route with replay is longer
+	// than ReplayConfig.MaxRequestBody, or than a limit an outer
+	// http.MaxBytesReader set (413).
+	ErrBodyTooLarge = errors.New("reqlock: request body too large to fingerprint")
+	// ErrBodyUnreadable means the request body, needed for the fingerprint,
+	// could not be read (400).
+	ErrBodyUnreadable = errors.New("reqlock: request body could not be read")
+	// ErrRecordUnreadable means the key's record cannot be read by this
+	// version: damaged, written by a newer version, or not a response (500,
+	// logged as an error).
+	ErrRecordUnreadable = errors.New("reqlock: recorded response cannot be read")
+
 	// ErrInvalidConfig is wrapped by the error NewEngine returns for a
-	// Config it cannot work with.
+	// Config it cannot work with. It is also the reason (500) when an engine
+	// with Replay is used through Serve or ServeRequest, which cannot
+	// replay.
 	ErrInvalidConfig = errors.New("reqlock: invalid middleware config")
 )
 

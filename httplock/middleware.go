@@ -32,7 +32,7 @@ func New(cfg Config) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, kerr := cfg.Key(r)
 			ctx := r.Context()
-			rej := e.ServeRequest(r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context) {
+			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, w http.ResponseWriter) {
 				if lctx != ctx {
 					r = r.WithContext(lctx)
 				}

@@ -12,8 +12,8 @@ import (
 // underlying cause: the extractor's error, core.ErrNotObtained,
 // core.ErrUnavailable or the context's error.
 type Rejection struct {
-	// Status is the HTTP status: 400, 409, 429, 500, 503, or 499 for
-	// ErrClientGone.
+	// Status is the HTTP status: 400, 409, 413, 422, 429, 500, 503, or 499
+	// for ErrClientGone.
 	Status int
 	// RetryAfter is the delay to send in Retry-After, in whole seconds; 0
 	// means no header.
@@ -22,7 +22,8 @@ type Rejection struct {
 	Problem Problem
 	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
 	// ErrKeyMisconfigured, ErrLocked, ErrTooManyWaiters, ErrUnavailable,
-	// ErrClientGone.
+	// ErrClientGone, and with replay ErrReplayMismatch, ErrBodyTooLarge,
+	// ErrBodyUnreadable, ErrRecordUnreadable or ErrInvalidConfig.
 	Reason error
 	// Cause is the error behind Reason, or nil.
 	Cause error
@@ -124,6 +125,16 @@ func describe(reason, cause error) (status int, code, detail string) {
 		return http.StatusServiceUnavailable, "lock_unavailable", "Duplicate-request protection is unavailable. Retry later."
 	case ErrClientGone:
 		return StatusClientClosedRequest, "client_gone", "The client went away before the request could run."
+	case ErrReplayMismatch:
+		return http.StatusUnprocessableEntity, "idempotency_key_reused", "This key was already used for a different request (method, path, query or body). Use a new key for a new request."
+	case ErrBodyTooLarge:
+		return http.StatusRequestEntityTooLarge, "body_too_large", "The request body is too large for this endpoint."
+	case ErrBodyUnreadable:
+		return http.StatusBadRequest, "body_unreadable", "The request body could not be read."
+	case ErrRecordUnreadable:
+		return http.StatusInternalServerError, "record_unreadable", "The response recorded for this key cannot be read by this server."
+	case ErrInvalidConfig:
+		return http.StatusInternalServerError, "misconfigured", "The server's duplicate-request protection is misconfigured."
 	}
 	return http.StatusInternalServerError, "", ""
 }

@@ -11,16 +11,17 @@ import (
 
 // wait is Wait mode after the first attempt found the key taken; wctx is ctx
 // bounded by MaxWait since before that attempt, r the request (or nil),
-// whose body is read ahead of the wait.
+// whose body is read ahead of the wait; withRecord makes it end with the
+// key's record as soon as one is written (by the holder it waits for).
 //
 // One core ObtainAfter does the waiting, without repeating that attempt at
 // once: MaxWait (and the client) bound the whole wait, StoreTimeout bounds
 // each store round trip inside it, so a store that hangs mid-wait is noticed
 // within StoreTimeout rather than at MaxWait. The Locker queues the waiters
 // of a key locally, in order, and wakes them on a local release.
-func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, taken error) (*core.Lock, *Rejection) {
+func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, taken error, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	if !e.waiting.join(key, e.cfg.MaxWaiters) {
-		return nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
+		return nil, nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
 	}
 	defer e.waiting.leave(key)
 	// After join: MaxWaiters bounds the memory this takes. Beside the wait,
@@ -28,21 +29,32 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, ta
 	// run before it is done.
 	bodyRead := e.readBodyAhead(r)
 
-	lk, err := e.cfg.Locker.ObtainAfter(core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout), key, taken)
+	wctx = core.ContextWithAttemptTimeout(wctx, e.cfg.StoreTimeout)
+	var lk *core.Lock
+	var record []byte
+	var err error
+	if withRecord {
+		lk, record, err = e.cfg.Locker.ObtainOrRecordAfter(wctx, key, taken)
+	} else {
+		lk, err = e.cfg.Locker.ObtainAfter(wctx, key, taken)
+	}
 	bodyRead()
 	switch {
 	case err == nil && clientGone(ctx):
 		// Got it just as the client left: nobody to run it for.
-		e.release(ctx, lk)
-		return nil, reject(ErrClientGone, ctx.Err(), 0)
+		if lk != nil {
+			e.release(ctx, lk)
+		}
+		return nil, nil, reject(ErrClientGone, ctx.Err(), 0)
 	case err == nil:
-		return lk, nil
+		return lk, record, nil
 	case clientGone(ctx):
-		return nil, reject(ErrClientGone, err, 0)
+		return nil, nil, reject(ErrClientGone, err, 0)
 	case !errors.Is(err, core.ErrNotObtained):
-		return e.storeFailed(ctx, err)
+		lk, rej := e.storeFailed(ctx, err)
+		return lk, nil, rej
 	default:
-		return nil, e.locked(err)
+		return nil, nil, e.locked(err)
 	}
 }
 

@@ -1,0 +1,145 @@
+package httplock
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// HeaderIdempotentReplayed marks a response that is a replay of the one
+// recorded for the request's key, not the handler's answer to this request:
+// "Idempotent-Replayed: true", as Stripe and other idempotency-key APIs send
+// it.
+const HeaderIdempotentReplayed = "Idempotent-Replayed"
+
+// Defaults for the zero fields of a ReplayConfig.
+const (
+	// DefaultRetention is how long a response is kept for replay.
+	DefaultRetention = 24 * time.Hour
+	// DefaultMaxResponseBody is the largest response body recorded.
+	DefaultMaxResponseBody = 1 << 20
+	// DefaultMaxRequestBody is the largest request body a route with replay
+	// accepts: the body is read into memory to be fingerprinted.
+	DefaultMaxRequestBody = 1 << 20
+)
+
+// ReplayConfig turns a middleware into an idempotency layer: the first
+// response to a key is recorded, in the same store round trip that releases
+// the lock, and a later request with the same key and the same fingerprint
+// gets that response again, with Idempotent-Replayed: true, instead of
+// running the handler. A request with the same key and a different
+// fingerprint gets 422. Every zero field takes its default.
+//
+// Records are scoped exactly like locks (scope + key, hashed): combine the
+// authenticated user with the Idempotency-Key, as in
+// Join(FromContext(userKey{}), IdempotencyKey()), so that one client's key
+// can never fetch another's response.
+type ReplayConfig struct {
+	// Retention is how long a recorded response is replayed
+	// (default DefaultRetention, 24 h). Afterwards the key is free again.
+	Retention time.Duration
+
+	// RecordStatus says which statuses are recorded (default
+	// DefaultRecordStatus: all but 5xx, 408, 425 and 429). A response that
+	// is not recorded leaves the key free, so a retry runs the handler.
+	RecordStatus func(status int) bool
+
+	// Headers lists the response headers recorded and replayed (default
+	// DefaultReplayHeaders()); any other header, Set-Cookie above all, is
+	// left out of the record. An empty, non-nil list records none.
+	Headers []string
+
+	// MaxResponseBody is the largest response body recorded (default
+	// DefaultMaxResponseBody, 1 MiB); a longer response is sent as usual
+	// and not recorded.
+	MaxResponseBody int
+
+	// MaxRequestBody is the largest request body accepted (default
+	// DefaultMaxRequestBody, 1 MiB): it is read into memory to be
+	// fingerprinted before the lock is taken; a longer one gets 413.
+	MaxRequestBody int64
+
+	// Fingerprint tells requests that share a key apart (default
+	// DefaultFingerprint: method, path, query and body). A recorded
+	// response is replayed only to a request with the same fingerprint;
+	// another gets 422. body is the whole request body.
+	Fingerprint func(r *http.Request, body []byte) []byte
+}
+
+// DefaultRecordStatus records every status but those that say the request
+// did not get its answer: 5xx (the server failed), 408 Request Timeout, 425
+// Too Early and 429 Too Many Requests (come back later). Replaying one of
+// those for the rest of the retention would turn a passing failure into a
+// permanent one.
+func DefaultRecordStatus(status int) bool {
+	switch {
+	case status < 200 || status >= 500:
+		return false
+	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
+// DefaultReplayHeaders returns the headers a replay carries unless
+// ReplayConfig.Headers says otherwise: those that describe the recorded body
+// (Content-Type, Content-Encoding, Content-Language, Content-Disposition,
+// Content-Location), point at what the request made or where to go next
+// (Location, Link, Retry-After), or state the representation's version and
+// caching (ETag, Last-Modified, Cache-Control). Left out on purpose:
+// Set-Cookie and anything else that is a secret or state of one response,
+// values that are about the moment (Date, Expires, Age), and headers net/http
+// works out itself (Content-Length, Transfer-Encoding, Connection).
+func DefaultReplayHeaders() []string {
+	return []string{
+		"Content-Type", "Content-Encoding", "Content-Language", "Content-Disposition", "Content-Location",
+		"Location", "Link", "Retry-After",
+		"ETag", "Last-Modified", "Cache-Control",
+	}
+}
+
+// replayOpts is a ReplayConfig with its defaults filled in.
+type replayOpts struct {
+	retention    time.Duration
+	recordStatus func(int) bool
+	headers      []string // canonical
+	maxResponse  int
+	maxRequest   int64
+	fingerprint  func(*http.Request, []byte) []byte
+}
+
+func (c *ReplayConfig) withDefaults() (*replayOpts, error) {
+	if c.Retention < 0 || c.MaxResponseBody < 0 || c.MaxRequestBody < 0 {
+		return nil, fmt.Errorf("%w: Replay: negative Retention or body bound", ErrInvalidConfig)
+	}
+	o := &replayOpts{
+		retention:    c.Retention,
+		recordStatus: c.RecordStatus,
+		maxResponse:  c.MaxResponseBody,
+		maxRequest:   c.MaxRequestBody,
+		fingerprint:  c.Fingerprint,
+	}
+	if o.retention == 0 {
+		o.retention = DefaultRetention
+	}
+	if o.recordStatus == nil {
+		o.recordStatus = DefaultRecordStatus
+	}
+	if o.maxResponse == 0 {
+		o.maxResponse = DefaultMaxResponseBody
+	}
+	if o.maxRequest == 0 {
+		o.maxRequest = DefaultMaxRequestBody
+	}
+	if o.fingerprint == nil {
+		o.fingerprint = DefaultFingerprint
+	}
+	names := c.Headers
+	if names == nil {
+		names = DefaultReplayHeaders()
+	}
+	for _, h := range names {
+		o.headers = append(o.headers, http.CanonicalHeaderKey(h))
+	}
+	return o, nil
+}

@@ -1,0 +1,139 @@
+package httplock
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+)
+
+// capture is the http.ResponseWriter a handler writes through when replay
+// is on: everything goes on to the writer beneath at once, as without it,
+// and a copy of the status, the allowed headers and up to maxBody of the
+// body is kept for the record. A response that was flushed (streamed) or
+// hijacked, or whose body outgrew the bound, is marked: it is not recorded.
+//
+// It is the one capture for every adapter: net/http and Echo put it
+// beneath their own writer, Gin behind a gin.ResponseWriter that sends the
+// body through it.
+type capture struct {
+	w       http.ResponseWriter
+	allow   []string
+	maxBody int
+
+	// lazy is the writer beneath when it holds the status back until the
+	// body starts (Gin's): with it the last WriteHeader before the body
+	// wins, not the first, so the status is asked of it then.
+	lazy lazyStatus
+
+	status   int // 0 until the header went out
+	header   http.Header
+	body     []byte
+	over     bool // the body outgrew maxBody
+	streamed bool // Flush was called
+	hijacked bool
+}
+
+func newCapture(w http.ResponseWriter, o *replayOpts) *capture {
+	c := &capture{w: w, allow: o.headers, maxBody: o.maxResponse}
+	c.lazy, _ = w.(lazyStatus)
+	return c
+}
+
+// lazyStatus is a writer that sends the status only with the body or when
+// told to (gin.ResponseWriter).
+type lazyStatus interface {
+	Status() int
+	WriteHeaderNow()
+}
+
+// start notes the status and the allowed headers as they go out.
+func (c *capture) start(status int) {
+	if c.status != 0 {
+		return
+	}
+	if c.lazy != nil && c.lazy.Status() != 0 {
+		status = c.lazy.Status()
+	}
+	c.status = status
+	c.header = make(http.Header, len(c.allow))
+	h := c.w.Header()
+	for _, name := range c.allow {
+		if vs, ok := h[name]; ok {
+			c.header[name] = append([]string(nil), vs...)
+		}
+	}
+}
+
+// settle is start for a handler that returned without writing: net/http
+// then sends 200 and the headers set by then (Gin its pending status).
+func (c *capture) settle() { c.start(http.StatusOK) }
+
+func (c *capture) Header() http.Header { return c.w.Header() }
+
+func (c *capture) WriteHeader(code int) {
+	c.w.WriteHeader(code)
+	// 1xx other than 101 are interim: the final status is still to come.
+	if c.lazy == nil && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		c.start(code)
+	}
+}
+
+// Write keeps the handler's bytes even if the client is gone: the record is
+// the handler's answer, which is what a client that retries must get.
+func (c *capture) Write(b []byte) (int, error) {
+	c.start(http.StatusOK)
+	c.keep(b)
+	return c.w.Write(b)
+}
+
+func (c *capture) WriteString(s string) (int, error) {
+	c.start(http.StatusOK)
+	c.keep([]byte(s))
+	if sw, ok := c.w.(interface{ WriteString(string) (int, error) }); ok {
+		return sw.WriteString(s)
+	}
+	return c.w.Write([]byte(s))
+}
+
+func (c *capture) keep(b []byte) {
+	if c.over {
+		return
+	}
+	if len(c.body)+len(b) > c.maxBody {
+		c.over, c.body = true, nil
+		return
+	}
+	c.body = append(c.body, b...)
+}
+
+// FlushError marks the response streamed: its client may have acted on a
+// part of it, and a replay could not stream it the same way.
+func (c *capture) FlushError() error {
+	c.start(http.StatusOK)
+	c.streamed = true
+	return http.NewResponseController(c.w).Flush()
+}
+
+// Flush is FlushError for callers that look for http.Flusher.
+func (c *capture) Flush() { _ = c.FlushError() }
+
+// Hijack marks the response hijacked: whatever is sent on the connection
+// from now on bypasses the capture.
+func (c *capture) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c.hijacked = true
+	return http.NewResponseController(c.w).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the writer beneath for what
+// the capture does not handle itself (deadlines, full duplex).
+func (c *capture) Unwrap() http.ResponseWriter { return c.w }
+
+// response returns the record to write, or nil when the response must not
+// be recorded.
+func (c *capture) response(o *replayOpts, fingerprint []byte) *response {
+	c.settle()
+	if c.over || c.streamed || c.hijacked || !o.recordStatus(c.status) {
+		return nil
+	}
+	return &response{status: c.status, header: c.header, body: c.body, fingerprint: fingerprint}
+}
