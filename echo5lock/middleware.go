@@ -3,6 +3,7 @@ package echo5lock
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/labstack/echo/v5"
 
@@ -54,15 +55,30 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 				cfg.BeforeFunc(c)
 			}
 			key, kerr := cfg.Key(c)
-			req := c.Request()
+			req, res := c.Request(), c.Response()
 			var herr error
-			rej := e.ServeRequest(req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call
 				}
-				herr = next(c)
+				if w == res {
+					herr = next(c)
+					return
+				}
+				// Replay records what passes through w; an Echo response
+				// over it keeps Committed, Status and hooks working inside.
+				inner := echo.NewResponse(w, c.Logger())
+				c.SetResponse(inner)
+				defer c.SetResponse(res)
+				if herr = next(c); herr != nil && !inner.Committed {
+					// Rendered now, not after the lock is gone, so that the
+					// error's response is recorded like any other; returned
+					// still, for outer middleware.
+					c.Echo().HTTPErrorHandler(c, herr)
+				}
 			})
+			// A replayed request returns nil: its response is written.
 			if rej != nil {
 				return cfg.ErrorHandler(c, rej)
 			}

@@ -69,6 +69,12 @@ type Config struct {
 	// Logger receives the store, release and key warnings and errors
 	// (default slog.Default()).
 	Logger *slog.Logger
+	// Replay, when set, records the first response to each key and replays
+	// it to later requests with the same key, as httplock.ReplayConfig
+	// says; nil: off. A handler's error is rendered (c.Error) while the
+	// response is recorded, so the answer the app's error handler gives is
+	// the one replayed.
+	Replay *httplock.ReplayConfig
 }
 
 // DefaultConfig holds the defaults New starts from.
@@ -91,5 +97,6 @@ func (c Config) engineConfig() httplock.Config {
 		FailOpen:      c.FailOpen,
 		StoreTimeout:  c.StoreTimeout,
 		Logger:        c.Logger,
+		Replay:        c.Replay,
 	}
 }

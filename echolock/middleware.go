@@ -3,6 +3,7 @@ package echolock
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -47,9 +48,9 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 				cfg.BeforeFunc(c)
 			}
 			key, kerr := cfg.Key(c)
-			req := c.Request()
+			req, res := c.Request(), c.Response()
 			var herr error
-			rej := e.ServeRequest(req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context) {
+			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					c.Set(lockKey, lk)
@@ -58,8 +59,22 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 						c.Set(lockKey, nil)
 					}()
 				}
-				herr = next(c)
+				if w == http.ResponseWriter(res) {
+					herr = next(c)
+					return
+				}
+				// Replay records what passes through w; an Echo response
+				// over it keeps Committed, Status and hooks working inside.
+				c.SetResponse(echo.NewResponse(w, c.Echo()))
+				defer c.SetResponse(res)
+				if herr = next(c); herr != nil && !c.Response().Committed {
+					// Rendered now, not after the lock is gone, so that the
+					// error's response is recorded like any other; returned
+					// still, for outer middleware, as Echo's logger does.
+					c.Error(herr)
+				}
 			})
+			// A replayed request returns nil: its response is written.
 			if rej != nil {
 				return cfg.ErrorHandler(c, rej)
 			}

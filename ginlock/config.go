@@ -63,6 +63,10 @@ type Config struct {
 	// handler (default: httplock.WriteProblem on c.Writer). The middleware
 	// aborts the chain afterwards either way.
 	Respond func(c *gin.Context, rej *httplock.Rejection)
+	// Replay, when set, records the first response to each key and replays
+	// it to later requests with the same key, as httplock.ReplayConfig
+	// says; nil: off. A replayed request's chain is aborted.
+	Replay *httplock.ReplayConfig
 }
 
 func (c Config) engineConfig() httplock.Config {
@@ -78,6 +82,7 @@ func (c Config) engineConfig() httplock.Config {
 		FailOpen:      c.FailOpen,
 		StoreTimeout:  c.StoreTimeout,
 		Logger:        c.Logger,
+		Replay:        c.Replay,
 	}
 }
 

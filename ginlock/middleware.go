@@ -3,6 +3,7 @@ package ginlock
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,7 +33,8 @@ func New(cfg Config) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key, kerr := cfg.Key(c)
 		req := c.Request
-		rej := e.ServeRequest(req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context) {
+		orig := c.Writer
+		replayed, rej := e.ServeResponse(orig, req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
 			if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 				c.Request = req.WithContext(ctx)
 				c.Set(lockKey{}, lk)
@@ -41,10 +43,17 @@ func New(cfg Config) gin.HandlerFunc {
 					c.Delete(lockKey{})
 				}()
 			}
+			if w != http.ResponseWriter(orig) { // replay records the response
+				c.Writer = recordingWriter{orig, w}
+				defer func() { c.Writer = orig }()
+			}
 			c.Next()
 		})
-		if rej != nil {
+		switch {
+		case rej != nil:
 			respond(c, rej)
+			c.Abort()
+		case replayed:
 			c.Abort()
 		}
 	}

@@ -1,0 +1,33 @@
+package ginlock
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// recordingWriter is the gin.ResponseWriter the chain sees while replay
+// records its response: the body, flushes and hijacks go through the
+// engine's recording writer, which passes them on to Gin's own; the rest
+// (the status Gin holds until the body starts, Size, Written) is Gin's.
+type recordingWriter struct {
+	gin.ResponseWriter
+	rec http.ResponseWriter
+}
+
+func (w recordingWriter) Write(b []byte) (int, error) { return w.rec.Write(b) }
+
+func (w recordingWriter) WriteString(s string) (int, error) { return io.WriteString(w.rec, s) }
+
+func (w recordingWriter) Flush() { _ = http.NewResponseController(w.rec).Flush() }
+
+func (w recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.rec).Hijack()
+}
+
+// Unwrap is for http.ResponseController: the recording writer, so that a
+// flush or hijack through a controller is seen too.
+func (w recordingWriter) Unwrap() http.ResponseWriter { return w.rec }
