@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v5/middleware"
 
 	"github.com/reqlock/reqlock/echo5lock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -67,6 +68,8 @@ func keyFunc(k httpcases.KeySource) echo5lock.KeyFunc {
 		return echo5lock.IdempotencyKey()
 	case httpcases.FromValue:
 		return echo5lock.FromContext(k.Name)
+	case httpcases.FromUserAndIdempotencyKey:
+		return httplock.Join(echo5lock.FromContext(httpcases.UserKey), echo5lock.IdempotencyKey())
 	}
 	return echo5lock.FromContext(httpcases.UserKey)
 }

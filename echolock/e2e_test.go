@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -59,6 +60,7 @@ func config(rt httpcases.Route) echolock.Config {
 		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
 		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
 		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
+		Replay: l.Replay,
 	}
 }
 
@@ -74,6 +76,8 @@ func keyFunc(k httpcases.KeySource) echolock.KeyFunc {
 		return echolock.IdempotencyKey()
 	case httpcases.FromValue:
 		return echolock.FromContext(k.Name)
+	case httpcases.FromUserAndIdempotencyKey:
+		return httplock.Join(echolock.FromContext(httpcases.UserKey), echolock.IdempotencyKey())
 	}
 	return echolock.FromContext(httpcases.UserKey)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -48,6 +49,7 @@ func config(rt httpcases.Route) ginlock.Config {
 		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
 		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
 		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
+		Replay: l.Replay,
 	}
 }
 
@@ -63,6 +65,8 @@ func keyFunc(k httpcases.KeySource) ginlock.KeyFunc {
 		return ginlock.IdempotencyKey()
 	case httpcases.FromValue:
 		return ginlock.FromContext(k.Name)
+	case httpcases.FromUserAndIdempotencyKey:
+		return httplock.Join(ginlock.FromContext(httpcases.UserKey), ginlock.IdempotencyKey())
 	}
 	return ginlock.FromContext(httpcases.UserKey)
 }

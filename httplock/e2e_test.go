@@ -38,6 +38,8 @@ func keyFunc(k httpcases.KeySource) httplock.KeyFunc {
 		return httplock.IdempotencyKey()
 	case httpcases.FromValue:
 		return httplock.FromContext(httpcases.ValueKey(k.Name))
+	case httpcases.FromUserAndIdempotencyKey:
+		return httplock.Join(httplock.FromContext(httpcases.UserCtxKey{}), httplock.IdempotencyKey())
 	}
 	return httplock.FromContext(httpcases.UserCtxKey{})
 }

@@ -48,6 +48,16 @@ var Cases = []Case{
 	{"max_wait_bounds_first_attempt", maxWaitBoundsFirstAttempt},
 	{"client_gone_with_body_while_waiting", clientGoneWithBody},
 	{"body_intact_after_wait", bodyIntactAfterWait},
+	{"replay_recorded", replayRecorded},
+	{"replay_mismatch_422", replayMismatch},
+	{"replay_in_flight_409", replayInFlightRejected},
+	{"replay_wait_replays", replayWaitReplays},
+	{"replay_not_recorded", replayNotRecorded},
+	{"replay_expires", replayExpires},
+	{"replay_cross_user", replayCrossUser},
+	{"replay_fenced", replayFenced},
+	{"replay_request_too_large", replayRequestTooLarge},
+	{"replay_refused_without_records", replayRefusedWithoutRecords},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {

@@ -53,6 +53,10 @@ const (
 	FromQuery
 	// FromIdempotencyKey is the Idempotency-Key header (IdempotencyKey).
 	FromIdempotencyKey
+	// FromUserAndIdempotencyKey is the user on the context joined with the
+	// Idempotency-Key header (Join(FromContext, IdempotencyKey)): how replay
+	// keeps one user's key from reaching another's response.
+	FromUserAndIdempotencyKey
 	// FromValue is another value on the context (FromContext), under Name:
 	// ValueKey(Name) for net/http, Name for Gin and Echo. AccountKey holds
 	// an Account, a type no key can be made of; other names hold nothing,

@@ -29,6 +29,9 @@ type Backend struct {
 	// SplitVotes is set for Redlock: concurrent attempts can each win a
 	// minority of the nodes, so that none gets the lock.
 	SplitVotes bool
+	// Client is the store's Redis, for floors measured beside it; nil for
+	// the memory store.
+	Client redis.UniversalClient
 }
 
 // Store is a lock store the cases run against.
@@ -61,6 +64,7 @@ func OpenRedis(tb testing.TB) Backend {
 	c := srv.Client(tb)
 	return Backend{
 		Store:  core.NewRedisStore(c),
+		Client: c,
 		Vanish: func(k string) { c.Del(context.Background(), k) },
 		Down:   srv.Kill,
 		Hang: func() {
