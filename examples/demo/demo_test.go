@@ -46,3 +46,31 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// The replay scene's claim, on the memory store: whatever became of the
+// first try, the handler made one order, and every answer the client got
+// names it; the last one is a replay.
+func TestDemoReplay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := runReplay(ctx, core.NewLocker(core.NewMemoryStore()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(frameworks) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.runs != 1 || r.retry.status != 201 || r.retry.order != "ord_1" || r.later.order != "ord_1" || !r.later.replayed {
+			t.Errorf("%s: %+v", r.framework, r)
+		}
+		if r.first.status != 0 && r.first.order != "ord_1" {
+			t.Errorf("%s: first try got %v", r.framework, r.first)
+		}
+	}
+	var b strings.Builder
+	printReplay(&b, rows)
+	if !strings.Contains(b.String(), "orders made") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}

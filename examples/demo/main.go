@@ -1,7 +1,8 @@
 // Command demo starts a Gin, an Echo v4, an Echo v5 and a net/http server on
 // loopback, each with reqlock in front of the same slow handler, fires bursts
 // of concurrent duplicate requests from one user at each, and prints what
-// came back.
+// came back. Then, with replay on, a client that times out and retries
+// gets the order the first run made, and the handler runs once.
 //
 //	go run ./examples/demo                                   # memory store
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/demo
@@ -31,12 +32,13 @@ type scenario struct {
 	name       string
 	mode       httplock.Mode
 	maxWaiters int
+	replay     bool
 }
 
 var scenarios = []scenario{
-	{"reject", httplock.Reject, 0},
-	{"wait", httplock.Wait, 0},
-	{"wait, 5 waiters max", httplock.Wait, 5},
+	{"reject", httplock.Reject, 0, false},
+	{"wait", httplock.Wait, 0, false},
+	{"wait, 5 waiters max", httplock.Wait, 5, false},
 }
 
 func main() {
@@ -58,6 +60,14 @@ func main() {
 	fmt.Println("\nreject: one runs, the duplicates get 409 + Retry-After at once.")
 	fmt.Println("wait: the duplicates queue and run one after another, never two at once.")
 	fmt.Println("5 waiters max: one runs, five queue, the rest get 429 + Retry-After.")
+
+	fmt.Printf("\nReplay: a client gives up on POST /orders after %v while the handler takes %v,\nthen retries with the same Idempotency-Key\n\n", work/5, work)
+	replays, err := runReplay(ctx, core.NewLocker(store))
+	if err != nil {
+		log.Fatal(err)
+	}
+	printReplay(os.Stdout, replays)
+	fmt.Println("\nThe retry waits for the first run and gets its response again: one order, however often the client asks.")
 }
 
 // row is one line of the table: one burst at one server.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -22,20 +24,36 @@ import (
 
 // server is one framework's server on a loopback port.
 type server struct {
-	url   string
-	most  atomic.Int32 // most requests inside the handler at once
-	in    atomic.Int32
-	close func()
+	url    string
+	most   atomic.Int32 // most requests inside the handler at once
+	in     atomic.Int32
+	orders atomic.Int64 // handler runs: each makes an order
+	close  func()
 }
 
 // handle is the slow handler every framework runs: it records how many
-// requests are inside at once.
-func (s *server) handle() {
+// requests are inside at once, and makes a new order each run.
+func (s *server) handle() order {
 	n := s.in.Add(1)
 	defer s.in.Add(-1)
 	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
 	}
 	time.Sleep(work)
+	return order{ID: fmt.Sprintf("ord_%d", s.orders.Add(1))}
+}
+
+// order is the handler's answer.
+type order struct {
+	ID string `json:"id"`
+}
+
+// replayConfig is the replay scene's: a duplicate waits for the first and
+// gets its response again; other scenes have none.
+func replayConfig(sc scenario) *httplock.ReplayConfig {
+	if !sc.replay {
+		return nil
+	}
+	return &httplock.ReplayConfig{}
 }
 
 // bearer stands in for authentication; a real one verifies the credential.
@@ -60,11 +78,14 @@ func ginServer(s *server, l *core.Locker, sc scenario) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), func(c *gin.Context) { c.Set("user", bearer(c.Request.Header)) })
+	key := ginlock.FromContext("user")
+	if sc.replay { // the user's own Idempotency-Key: never another user's response
+		key = httplock.Join(key, ginlock.IdempotencyKey())
+	}
 	r.POST("/orders", ginlock.New(ginlock.Config{
-		Locker: l, Key: ginlock.FromContext("user"), Mode: sc.mode, MaxWaiters: sc.maxWaiters,
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
 	}), func(c *gin.Context) {
-		s.handle()
-		c.Status(http.StatusCreated)
+		c.JSON(http.StatusCreated, s.handle())
 	})
 	return r
 }
@@ -75,12 +96,15 @@ func echoServer(s *server, l *core.Locker, sc scenario) http.Handler {
 	auth := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { c.Set("user", bearer(c.Request().Header)); return next(c) }
 	}
+	key := echolock.FromContext("user")
+	if sc.replay {
+		key = httplock.Join(key, echolock.IdempotencyKey())
+	}
 	lock := echolock.WithConfig(echolock.Config{
-		Locker: l, Key: echolock.FromContext("user"), Mode: sc.mode, MaxWaiters: sc.maxWaiters,
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
 	})
 	e.POST("/orders", func(c echo.Context) error {
-		s.handle()
-		return c.NoContent(http.StatusCreated)
+		return c.JSON(http.StatusCreated, s.handle())
 	}, auth, lock)
 	return e
 }
@@ -90,12 +114,16 @@ func echo5Server(s *server, l *core.Locker, sc scenario) http.Handler {
 	auth := func(next echo5.HandlerFunc) echo5.HandlerFunc {
 		return func(c *echo5.Context) error { c.Set("user", bearer(c.Request().Header)); return next(c) }
 	}
+	key := echo5lock.FromContext("user")
+	if sc.replay {
+		key = httplock.Join(key, echo5lock.IdempotencyKey())
+	}
 	lock := echo5lock.WithConfig(echo5lock.Config{
-		Key: echo5lock.FromContext("user"), Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters},
+		Key:    key,
+		Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc)},
 	})
 	e.POST("/orders", func(c *echo5.Context) error {
-		s.handle()
-		return c.NoContent(http.StatusCreated)
+		return c.JSON(http.StatusCreated, s.handle())
 	}, auth, lock)
 	return e
 }
@@ -103,13 +131,19 @@ func echo5Server(s *server, l *core.Locker, sc scenario) http.Handler {
 type userKey struct{}
 
 func netHTTPServer(s *server, l *core.Locker, sc scenario) http.Handler {
+	key := httplock.FromContext(userKey{})
+	if sc.replay {
+		key = httplock.Join(key, httplock.IdempotencyKey())
+	}
 	lock := httplock.New(httplock.Config{
-		Locker: l, Key: httplock.FromContext(userKey{}), Mode: sc.mode, MaxWaiters: sc.maxWaiters,
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
 	})
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders", lock(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		s.handle()
+		body, _ := json.Marshal(s.handle())
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
 	})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), userKey{}, bearer(r.Header))
