@@ -70,6 +70,7 @@
 //	key with a record, another fingerprint         422 problem+json; handler not run
 //	key in flight, Reject mode                     409 + Retry-After
 //	key in flight, Wait mode                       waits, then the first response, replayed
+//	                                               (one not recorded: the waiter runs)
 //	request body over MaxRequestBody               413 problem+json
 //
 // The fingerprint is method, path, query and body (DefaultFingerprint).
