@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"slices"
 )
 
 // capture is the http.ResponseWriter a handler writes through when replay
 // is on: everything goes on to the writer beneath at once, as without it,
-// and a copy of the status, the allowed headers and up to maxBody of the
-// body is kept for the record. A response that was flushed (streamed) or
+// and a copy of the status, the allowed headers the handler set and up to
+// maxBody of the body is kept for the record. A response that was flushed (streamed) or
 // hijacked, or whose body outgrew the bound, is marked: it is not recorded.
 //
 // It is the one capture for every adapter: net/http and Echo put it
@@ -19,6 +20,14 @@ type capture struct {
 	w       http.ResponseWriter
 	allow   []string
 	maxBody int
+
+	// outer holds the allowed headers already on the shared header map
+	// when the capture was made: middleware outside the lock put them
+	// there, and will again around a replay, for the bytes it sees.
+	// A compression middleware's Content-Encoding: gzip labels the body
+	// it compresses, not the plain body recorded here, so such a header
+	// is recorded only if the handler changed it.
+	outer http.Header
 
 	// lazy is the writer beneath when it holds the status back until the
 	// body starts (Gin's): with it the last WriteHeader before the body
@@ -36,6 +45,15 @@ type capture struct {
 func newCapture(w http.ResponseWriter, o *replayOpts) *capture {
 	c := &capture{w: w, allow: o.headers, maxBody: o.maxResponse}
 	c.lazy, _ = w.(lazyStatus)
+	h := w.Header()
+	for _, name := range c.allow {
+		if vs, ok := h[name]; ok {
+			if c.outer == nil {
+				c.outer = make(http.Header)
+			}
+			c.outer[name] = append([]string(nil), vs...)
+		}
+	}
 	return c
 }
 
@@ -46,7 +64,8 @@ type lazyStatus interface {
 	WriteHeaderNow()
 }
 
-// start notes the status and the allowed headers as they go out.
+// start notes the status and the allowed headers the handler set as they
+// go out.
 func (c *capture) start(status int) {
 	if c.status != 0 {
 		return
@@ -58,7 +77,7 @@ func (c *capture) start(status int) {
 	c.header = make(http.Header, len(c.allow))
 	h := c.w.Header()
 	for _, name := range c.allow {
-		if vs, ok := h[name]; ok {
+		if vs, ok := h[name]; ok && !slices.Equal(vs, c.outer[name]) {
 			c.header[name] = append([]string(nil), vs...)
 		}
 	}

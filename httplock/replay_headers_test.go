@@ -1,0 +1,165 @@
+package httplock_test
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
+
+// gzipWhenAccepted is a compression middleware shaped like gorilla/handlers'
+// CompressHandler: when the client accepts gzip it sets Content-Encoding
+// (and Vary) on the shared header map before calling next, and compresses
+// what next writes on the way out.
+func gzipWhenAccepted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		gz := gzip.NewWriter(w)
+		defer gz.Close()
+		next.ServeHTTP(gzipWriter{w, gz}, r)
+	})
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	gz *gzip.Writer
+}
+
+func (w gzipWriter) WriteHeader(code int) {
+	w.ResponseWriter.Header().Del("Content-Length")
+	w.ResponseWriter.WriteHeader(code)
+}
+func (w gzipWriter) Write(b []byte) (int, error) { return w.gz.Write(b) }
+
+// The record holds the body as the handler wrote it, before an outer
+// middleware compressed it, so the outer middleware's Content-Encoding is
+// not recorded: a retry that does not accept gzip gets the plain body,
+// unlabelled, and one that does gets it compressed again by that
+// middleware.
+func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
+	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	runs := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"order":"ord_1"}`)
+	})
+	lock := httplock.New(httplock.Config{
+		Locker: locker,
+		Key:    httplock.FromHeader("Idempotency-Key"),
+		Replay: &httplock.ReplayConfig{},
+	})
+	mux := http.NewServeMux()
+	mux.Handle("POST /orders", lock(h))
+	srv := httptest.NewServer(gzipWhenAccepted(mux))
+	defer srv.Close()
+	// No transparent decompression: look at what is on the wire.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+
+	do := func(acceptGzip bool) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader(`{}`))
+		req.Header.Set("Idempotency-Key", "k1")
+		if acceptGzip {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body io.Reader = resp.Body
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			if body, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatalf("labelled gzip, not gzip: %v", err)
+			}
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(b)
+	}
+
+	first, want := do(true)
+	if first.StatusCode != http.StatusCreated || first.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("first: %d Content-Encoding %q", first.StatusCode, first.Header.Get("Content-Encoding"))
+	}
+	for _, gz := range []bool{false, true} {
+		retry, body := do(gz)
+		if retry.Header.Get(httplock.HeaderIdempotentReplayed) != "true" || retry.StatusCode != http.StatusCreated || body != want {
+			t.Errorf("retry (gzip accepted: %v): %d %q replayed=%q, want the replay of 201 %q",
+				gz, retry.StatusCode, body, retry.Header.Get(httplock.HeaderIdempotentReplayed), want)
+		}
+		if ce, wantCE := retry.Header.Get("Content-Encoding"), map[bool]string{true: "gzip"}[gz]; ce != wantCE {
+			t.Errorf("retry (gzip accepted: %v): Content-Encoding %q, want %q", gz, ce, wantCE)
+		}
+		if ct := retry.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("retry (gzip accepted: %v): Content-Type %q, the handler's is application/json", gz, ct)
+		}
+	}
+	if runs != 1 {
+		t.Errorf("handler ran %d times, want 1", runs)
+	}
+}
+
+// Of the allowed headers an outer middleware set before the lock, the
+// record keeps those the handler changed, with the handler's value, and
+// leaves out those it did not touch: they are the outer middleware's to
+// set again, or not, around the replay.
+func TestReplayRecordsOnlyHeadersTheHandlerSet(t *testing.T) {
+	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	outer := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Outer") != "" {
+				w.Header().Set("Cache-Control", "private")
+				w.Header().Set("Content-Language", "en")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", "/orders/1")
+		w.WriteHeader(http.StatusCreated)
+	})
+	stack := outer(httplock.New(httplock.Config{
+		Locker: locker,
+		Key:    httplock.FromHeader("Idempotency-Key"),
+		Scope:  "orders",
+		Replay: &httplock.ReplayConfig{},
+	})(h))
+	send := func(outer bool) http.Header {
+		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		req.Header.Set("Idempotency-Key", "k1")
+		if outer {
+			req.Header.Set("X-Outer", "1")
+		}
+		w := httptest.NewRecorder()
+		stack.ServeHTTP(w, req)
+		return w.Result().Header
+	}
+	send(true)
+	got := send(false)
+	if got.Get(httplock.HeaderIdempotentReplayed) != "true" {
+		t.Fatalf("retry not replayed: %v", got)
+	}
+	for name, want := range map[string]string{"Cache-Control": "no-store", "Location": "/orders/1", "Content-Language": ""} {
+		if v := got.Get(name); v != want {
+			t.Errorf("replayed %s: %q, want %q", name, v, want)
+		}
+	}
+}
