@@ -57,26 +57,34 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
 			var herr error
-			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
+			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call
 				}
 				if w == res {
 					herr = next(c)
-					return
+					return nil // replay is off: nothing is recorded
 				}
 				// Replay records what passes through w; an Echo response
 				// over it keeps Committed, Status and hooks working inside.
 				inner := echo.NewResponse(w, c.Logger())
 				c.SetResponse(inner)
 				defer c.SetResponse(res)
-				if herr = next(c); herr != nil && !inner.Committed {
-					// Rendered now, not after the lock is gone, so that the
-					// error's response is recorded like any other; returned
-					// still, for outer middleware.
-					c.Echo().HTTPErrorHandler(c, herr)
+				herr = next(c)
+				switch {
+				case herr == nil:
+					return nil
+				case inner.Committed:
+					// The handler failed after its response went out
+					// (c.Stream whose reader broke): not an answer.
+					return herr
 				}
+				// Rendered now, not after the lock is gone, so that the
+				// error's response is recorded like any other; returned
+				// still, for outer middleware.
+				c.Echo().HTTPErrorHandler(c, herr)
+				return nil
 			})
 			// A replayed request returns nil: its response is written.
 			if rej != nil {

@@ -50,7 +50,7 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
 			var herr error
-			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
+			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					c.Set(lockKey, lk)
@@ -61,18 +61,26 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 				}
 				if w == http.ResponseWriter(res) {
 					herr = next(c)
-					return
+					return nil // replay is off: nothing is recorded
 				}
 				// Replay records what passes through w; an Echo response
 				// over it keeps Committed, Status and hooks working inside.
 				c.SetResponse(echo.NewResponse(w, c.Echo()))
 				defer c.SetResponse(res)
-				if herr = next(c); herr != nil && !c.Response().Committed {
-					// Rendered now, not after the lock is gone, so that the
-					// error's response is recorded like any other; returned
-					// still, for outer middleware, as Echo's logger does.
-					c.Error(herr)
+				herr = next(c)
+				switch {
+				case herr == nil:
+					return nil
+				case c.Response().Committed:
+					// The handler failed after its response went out
+					// (c.Stream whose reader broke): not an answer.
+					return herr
 				}
+				// Rendered now, not after the lock is gone, so that the
+				// error's response is recorded like any other; returned
+				// still, for outer middleware, as Echo's logger does.
+				c.Error(herr)
+				return nil
 			})
 			// A replayed request returns nil: its response is written.
 			if rej != nil {

@@ -34,7 +34,7 @@ func New(cfg Config) gin.HandlerFunc {
 		key, kerr := cfg.Key(c)
 		req := c.Request
 		orig := c.Writer
-		replayed, rej := e.ServeResponse(orig, req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context, w http.ResponseWriter) {
+		replayed, rej := e.ServeResponse(orig, req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 			if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 				c.Request = req.WithContext(ctx)
 				c.Set(lockKey{}, lk)
@@ -47,7 +47,18 @@ func New(cfg Config) gin.HandlerFunc {
 				c.Writer = recordingWriter{orig, w}
 				defer func() { c.Writer = orig }()
 			}
+			n := len(c.Errors)
 			c.Next()
+			if len(c.Errors) > n {
+				// Gin's way to say a handler failed: a render that broke
+				// off half-way (c.DataFromReader, c.JSON over a closed
+				// connection) is noted here, and an error a handler left
+				// for an outer middleware to render is answered after the
+				// lock is gone, not in what passed through w. Neither is
+				// an answer to replay.
+				return c.Errors.Last()
+			}
+			return nil
 		})
 		switch {
 		case rej != nil:

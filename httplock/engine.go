@@ -58,7 +58,10 @@ func (e *Engine) Scope(method, route string) string {
 // replay (it has no writer): with Config.Replay set it answers 500; use
 // ServeResponse.
 func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
-	_, rej := e.serve(r.Context(), r, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) { next(ctx) })
+	_, rej := e.serve(r.Context(), r, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) error {
+		next(ctx)
+		return nil
+	})
 	return rej
 }
 
@@ -70,7 +73,14 @@ func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, 
 // replayed: next did not run, and the adapter must stop its chain without
 // writing anything more. A rejection is the adapter's to answer, as for
 // ServeRequest.
-func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, key string, keyErr error, next func(ctx context.Context, w http.ResponseWriter)) (replayed bool, rej *Rejection) {
+//
+// next returns nil when the handler answered, or an error when it failed
+// after its response had started to go out (an Echo handler's error once
+// the response is committed, a Gin render that broke off): what the client
+// got may be cut short and is no answer to replay, so it is not recorded,
+// as for a panic, and a retry runs the handler. The engine does nothing
+// else with the error; reporting it stays the adapter's.
+func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, key string, keyErr error, next func(ctx context.Context, w http.ResponseWriter) error) (replayed bool, rej *Rejection) {
 	return e.serve(r.Context(), r, w, scope, key, keyErr, next)
 }
 
@@ -90,13 +100,16 @@ func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, ke
 // "" and not KeyRequired) and a fail-open request run next with ctx
 // itself, unlocked.
 func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, next func(context.Context)) *Rejection {
-	_, rej := e.serve(ctx, nil, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) { next(ctx) })
+	_, rej := e.serve(ctx, nil, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) error {
+		next(ctx)
+		return nil
+	})
 	return rej
 }
 
 // serve is the one acquire → run → release flow: Serve, and ServeRequest
 // when r is not nil, and ServeResponse when w is not nil too.
-func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter)) (replayed bool, rej *Rejection) {
+func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error) (replayed bool, rej *Rejection) {
 	switch {
 	case errors.Is(keyErr, ErrNoContextValue):
 		e.warnNoValue(scope)
@@ -111,7 +124,7 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 	case key == "" && e.cfg.KeyRequired:
 		return false, reject(ErrKeyMissing, nil, 0)
 	case key == "":
-		next(ctx, w)
+		_ = next(ctx, w) // unlocked: there is nothing to record
 		return false, nil
 	case len(key) > MaxKeyLen:
 		return false, reject(ErrKeyTooLong, nil, 0)
@@ -136,7 +149,7 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 	case record != nil:
 		return e.replayRecord(w, r, record, fingerprint)
 	case lk == nil: // fail-open
-		next(ctx, w)
+		_ = next(ctx, w) // unlocked: there is nothing to record
 		return false, nil
 	}
 	lctx, cancel := lk.WithContext(ctx)
@@ -145,17 +158,17 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 		c = newCapture(w, rp)
 		w = c
 	}
-	returned := false
+	answered := false
 	defer func() {
 		cancel()
-		if returned && c != nil {
+		if answered && c != nil {
 			e.releaseRecording(ctx, lk, c.response(rp, fingerprint))
 			return
 		}
-		e.release(ctx, lk) // no record for a handler that panicked
+		// No record for a handler that panicked or failed mid-response.
+		e.release(ctx, lk)
 	}()
-	next(lctx, w)
-	returned = true
+	answered = next(lctx, w) == nil
 	return false, nil
 }
 

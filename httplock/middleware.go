@@ -32,11 +32,14 @@ func New(cfg Config) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, kerr := cfg.Key(r)
 			ctx := r.Context()
-			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, w http.ResponseWriter) {
+			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, w http.ResponseWriter) error {
 				if lctx != ctx {
 					r = r.WithContext(lctx)
 				}
+				// A handler that breaks off a response it started panics
+				// with http.ErrAbortHandler, which records nothing.
 				next.ServeHTTP(w, r)
+				return nil
 			})
 			if rej != nil {
 				respond(w, r, rej)
