@@ -10,9 +10,10 @@ import (
 )
 
 // recordingWriter is the gin.ResponseWriter the chain sees while replay
-// records its response: the body, flushes and hijacks go through the
-// engine's recording writer, which passes them on to Gin's own; the rest
-// (the status Gin holds until the body starts, Size, Written) is Gin's.
+// records its response: whatever sends the status or the body (Write,
+// WriteHeaderNow, Flush) and hijacks go through the engine's recording
+// writer, which passes them on to Gin's own; the rest (the status Gin holds
+// until then, Size, Written) is Gin's.
 type recordingWriter struct {
 	gin.ResponseWriter
 	rec http.ResponseWriter
@@ -21,6 +22,13 @@ type recordingWriter struct {
 func (w recordingWriter) Write(b []byte) (int, error) { return w.rec.Write(b) }
 
 func (w recordingWriter) WriteString(s string) (int, error) { return io.WriteString(w.rec, s) }
+
+// WriteHeaderNow goes through the recording writer so that it notes the
+// headers as the status goes out (c.AbortWithStatus, c.Status then
+// WriteHeaderNow): a header set afterwards never reaches the client.
+func (w recordingWriter) WriteHeaderNow() {
+	w.rec.(interface{ WriteHeaderNow() }).WriteHeaderNow()
+}
 
 func (w recordingWriter) Flush() { _ = http.NewResponseController(w.rec).Flush() }
 

@@ -83,6 +83,18 @@ func (c *capture) start(status int) {
 	}
 }
 
+// WriteHeaderNow sends the status a lazy writer beneath holds back (Gin's
+// c.AbortWithStatus does so before the handler returns), noting the
+// headers now: one set after the status went out never reached the client
+// and must not reach the record.
+func (c *capture) WriteHeaderNow() {
+	if c.lazy == nil {
+		return // nothing is held back: WriteHeader sent the status
+	}
+	c.start(http.StatusOK)
+	c.lazy.WriteHeaderNow()
+}
+
 // settle is start for a handler that returned without writing: net/http
 // then sends 200 and the headers set by then (Gin its pending status).
 func (c *capture) settle() { c.start(http.StatusOK) }
