@@ -68,19 +68,29 @@
 //	key with a record, same fingerprint            the recorded status, body and allowed
 //	                                               headers + Idempotent-Replayed: true; handler not run
 //	key with a record, another fingerprint         422 problem+json; handler not run
+//	in the same scope
 //	key in flight, Reject mode                     409 + Retry-After
 //	key in flight, Wait mode                       waits, then the first response, replayed
 //	                                               (one not recorded: the waiter runs)
 //	request body over MaxRequestBody               413 problem+json
 //
-// The fingerprint is method, path, query and body (DefaultFingerprint).
+// The fingerprint is method, path, query and body (DefaultFingerprint). A
+// record is scoped like the lock, by method and route unless Config.Scope
+// says otherwise, so a 422 happens within one scope: the same key with
+// another method is another scope, and runs; give methods or routes one
+// Config.Scope to make one key cover them.
+//
 // Not recorded, so that a retry runs the handler: 5xx, 408, 425 and 429 (see
 // DefaultRecordStatus), a panic, a response whose lock was lost before the
 // record was written, a body over MaxResponseBody, a flushed (streamed) or
-// hijacked response. Only the headers in ReplayConfig.Headers are kept
-// (DefaultReplayHeaders: never Set-Cookie). The record is written only
-// while the lock's token still holds the key, so a holder that paused past
-// its lease cannot overwrite the record of the one that followed it.
+// hijacked response, one the handler broke off after it had started (see
+// Engine.ServeResponse). Only the headers in ReplayConfig.Headers are kept
+// (DefaultReplayHeaders: never Set-Cookie), and of those only the ones the
+// handler set: one that outer middleware put on the header map before the
+// lock (a compressor's Content-Encoding) is that middleware's to set again.
+// The record is written only while the lock's token still holds the key, so
+// a holder that paused past its lease cannot overwrite the record of the one
+// that followed it.
 //
 // Records are scoped like locks: key a route with replay by the user and
 // the Idempotency-Key, Join(FromContext(userKey{}), IdempotencyKey()), so

@@ -28,12 +28,15 @@ const (
 // the lock, and a later request with the same key and the same fingerprint
 // gets that response again, with Idempotent-Replayed: true, instead of
 // running the handler. A request with the same key and a different
-// fingerprint gets 422. Every zero field takes its default.
+// fingerprint in the same scope gets 422. Every zero field takes its
+// default.
 //
-// Records are scoped exactly like locks (scope + key, hashed): combine the
-// authenticated user with the Idempotency-Key, as in
-// Join(FromContext(userKey{}), IdempotencyKey()), so that one client's key
-// can never fetch another's response.
+// Records are scoped exactly like locks (scope + key, hashed), so with the
+// default scope a key sent with another method or to another route finds
+// no record and runs; give those routes one Config.Scope for one key to
+// cover them. Combine the authenticated user with the Idempotency-Key, as
+// in Join(FromContext(userKey{}), IdempotencyKey()), so that one client's
+// key can never fetch another's response.
 type ReplayConfig struct {
 	// Retention is how long a recorded response is replayed
 	// (default DefaultRetention, 24 h). Afterwards the key is free again.
