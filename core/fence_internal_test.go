@@ -16,7 +16,7 @@ func TestAcquireRefusesAbsurdFloor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l := Lease{Key: "reqlock:{floor}", Token: "me", TTL: time.Second}
-	for _, floor := range []string{"12345678901234567890", "1e30", "-5", "0", ""} {
+	for _, floor := range []string{"12345678901234567890", "1e30", "-5", "0", "07"} {
 		_, _, _, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 6), floor)))
 		if err == nil || !strings.Contains(err.Error(), "fence floor") {
 			t.Fatalf("floor %q: %v, want refused", floor, err)

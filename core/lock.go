@@ -126,7 +126,7 @@ func (lk *Lock) Release(ctx context.Context) error {
 	l := lk.locker
 	until := l.dog.remove(lk)
 	err := l.store.Release(ctx, lk.skey, lk.token)
-	l.waiters.wake(lk.skey)
+	l.wakeLocal(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
 		l.retryRelease(ctx, lk.skey, lk.token, until)
 		return unavailable("release", ctxErr(ctx), err)

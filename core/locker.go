@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/reqlock/reqlock/backoff"
@@ -26,6 +27,19 @@ type Locker struct {
 
 	dog     watchdog
 	waiters waitQueues
+
+	// The subscription to releases, for a store that wakes waiters (Waker),
+	// and who waits for what.
+	subOnce  sync.Once
+	sub      Subscription
+	wakes    wakeRegistry
+	instance string // names this Locker in the lines of a Waker store
+}
+
+// subscription returns the Locker's one subscription to w's releases.
+func (l *Locker) subscription(w Waker) Subscription {
+	l.subOnce.Do(func() { l.sub = w.Subscribe(l.prefix, l.instance, l.wakes.wake) })
+	return l.sub
 }
 
 // NewLocker returns a Locker over s. It panics if s is nil.
@@ -45,6 +59,7 @@ func NewLocker(s Store, opts ...Option) *Locker {
 		o(l)
 	}
 	l.dog.init(l)
+	l.instance = newWaiterID()
 	return l
 }
 
@@ -63,7 +78,7 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, _, err := l.attempt(ctx, key, skey, false)
+	lk, _, err := l.attempt(ctx, key, skey, false, "")
 	return lk, err
 }
 
@@ -80,13 +95,30 @@ func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, _, err := l.attempt(ctx, key, skey, false)
+	if l.listening(skey) {
+		// Releases of the key reach us already: wait in line from the
+		// first attempt on, instead of trying once outside it first.
+		lk, _, err := l.wait(ctx, key, skey, &NotObtainedError{}, false)
+		return lk, err
+	}
+	lk, _, err := l.attempt(ctx, key, skey, false, "")
 	var taken *NotObtainedError
 	if err == nil || !errors.As(err, &taken) {
 		return lk, err
 	}
 	lk, _, err = l.wait(ctx, key, skey, taken, false)
 	return lk, err
+}
+
+// listening reports whether the Locker's subscription already hears its
+// releases (a waiter was here a moment ago).
+func (l *Locker) listening(skey string) bool {
+	waker, ok := l.store.(Waker)
+	if !ok {
+		return false
+	}
+	w, ok := l.subscription(waker).(interface{ listening() bool })
+	return ok && w.listening()
 }
 
 // ObtainAfter is Obtain for a caller whose own TryObtain just found the key
@@ -132,7 +164,10 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 // attempt is one Acquire with a fresh token; withRecord makes it
 // AcquireOrRecord, whose record it returns instead of a lock when there is
 // one.
-func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool) (*Lock, []byte, error) {
+//
+// waiter, when not "", is the id of a wait that stands in the key's line
+// (the store is a Waker).
+func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool, waiter string) (*Lock, []byte, error) {
 	token := newToken()
 	start := time.Now()
 	actx := ctx
@@ -145,9 +180,12 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool)
 	var g Grant
 	var record []byte
 	var err error
-	if withRecord {
+	switch {
+	case waiter != "":
+		g, record, err = l.store.(Waker).AcquireQueued(actx, lease, waiter, withRecord)
+	case withRecord:
 		g, record, err = l.store.(Recorder).AcquireOrRecord(actx, lease)
-	} else {
+	default:
 		g, err = l.store.Acquire(actx, lease)
 	}
 	if record != nil && err == nil {

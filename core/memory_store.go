@@ -16,6 +16,7 @@ type MemoryStore struct {
 	sweepAt   int // sweep expired entries when the map reaches this size
 
 	records memoryRecords
+	lines   memoryLines
 }
 
 type memoryLock struct {
@@ -51,26 +52,24 @@ func (s *MemoryStore) WithRecordBytes(n int) *MemoryStore {
 
 // AcquireOrRecord implements Recorder.
 func (s *MemoryStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error) {
-	s.mu.Lock()
-	rec, ok := s.records.get(l.Key, time.Now())
-	s.mu.Unlock()
-	if ok {
-		return Grant{}, rec, nil
-	}
-	g, err := s.Acquire(ctx, l)
-	return g, nil, err
+	return s.AcquireQueued(ctx, l, "", true)
 }
 
 // ReleaseRecording implements Recorder.
 func (s *MemoryStore) ReleaseRecording(_ context.Context, key, token string, record []byte, retention time.Duration) error {
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.held(key, token, now) {
+		s.mu.Unlock()
 		return ErrNotHeld
 	}
 	s.records.put(key, record, now.Add(retention), now)
 	delete(s.locks, key)
+	line := s.lines.drop(key) // everyone in line gets the record
+	s.mu.Unlock()
+	for _, waiter := range line {
+		s.lines.notify(key, waiter)
+	}
 	return nil
 }
 
@@ -82,8 +81,22 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token {
+	return s.acquireLocked(l, "", now)
+}
+
+// acquireLocked is Acquire for waiter ("" for none), as acquire.lua: a lock
+// handed to waiter is taken; a waiter that finds it taken joins the line.
+// The caller holds mu.
+func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (Grant, error) {
+	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
+		(waiter == "" || cur.token != reservedFor(waiter)) {
+		if waiter != "" {
+			s.lines.join(l.Key, waiter)
+		}
 		return Grant{}, &NotObtainedError{Remaining: cur.expires.Sub(now)}
+	}
+	if waiter != "" {
+		s.lines.leave(l.Key, waiter)
 	}
 	// A retried acquire that finds its own token keeps the lease it has if
 	// that is longer, as in Redis: the holder may have extended it since.
@@ -142,12 +155,15 @@ func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
 
 // Release implements Store.
 func (s *MemoryStore) Release(_ context.Context, key, token string) error {
+	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.held(key, token, time.Now()) {
+	if !s.held(key, token, now) {
+		s.mu.Unlock()
 		return ErrNotHeld
 	}
-	delete(s.locks, key)
+	woken := s.handOffLocked(key, now)
+	s.mu.Unlock()
+	s.lines.notify(key, woken)
 	return nil
 }
 

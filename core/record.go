@@ -57,7 +57,7 @@ func (l *Locker) TryObtainOrRecord(ctx context.Context, key string) (*Lock, []by
 	if err != nil {
 		return nil, nil, err
 	}
-	return l.attempt(ctx, key, skey, true)
+	return l.attempt(ctx, key, skey, true, "")
 }
 
 // ObtainOrRecord is Obtain that returns the key's record instead, when it
@@ -121,19 +121,19 @@ func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention t
 		// The lock may still be ours in the store for its margin, but we no
 		// longer vouch for it: release it without a record.
 		_ = l.store.Release(ctx, lk.skey, lk.token)
-		l.waiters.wake(lk.skey)
+		l.wakeLocal(lk.skey)
 		return ErrNotHeld
 	}
 	write := func(ctx context.Context) error {
 		return r.ReleaseRecording(ctx, lk.skey, lk.token, record, retention)
 	}
 	err = write(ctx)
-	l.waiters.wake(lk.skey)
+	l.wakeLocal(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
 		l.undo(ctx, until, func(ctx context.Context) error {
 			err := write(ctx)
 			if err == nil {
-				l.waiters.wake(lk.skey)
+				l.wakeLocal(lk.skey)
 			}
 			return err
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -119,8 +118,7 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool)
 	ttl, fttl := s.leaseArgs(l.TTL)
 	call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
 	if withRecord {
-		call, args = acquireRecordCall, acquireArgs(l, ttl, fttl, 6)
-		args = slices.Insert(args, 6, any(l.Key+recordSuffix))
+		call, args = acquireRecordCall, recordArgs(l, ttl, fttl)
 	}
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
@@ -228,4 +226,40 @@ func nodeAddr(node ackNode) string {
 		return c.Options().Addr
 	}
 	return ""
+}
+
+// releaseRecordingAcked runs release_record.lua (args from ReleaseRecording)
+// with WAIT behind it on the same connection of the key's master.
+func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, args []any) error {
+	var node ackNode = s.c
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		node = m
+	}
+	// EVAL, not EVALSHA: no NOSCRIPT may come between the script and WAIT.
+	args[0], args[1], args[2] = "eval", releaseRecordCall.source, releaseRecordCall.numKeys
+	var evalCmd, waitCmd *redis.Cmd
+	_, _ = node.Pipelined(ctx, func(p redis.Pipeliner) error {
+		evalCmd = p.Do(ctx, args...)
+		waitCmd = p.Do(ctx, s.acks.waitArgs(ctx)...)
+		return nil
+	})
+	n, err := evalCmd.Int64()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	acks, err := waitCmd.Int64()
+	if err != nil {
+		return err
+	}
+	if acks < int64(s.acks.n) {
+		return fmt.Errorf("%w: the record: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
+	}
+	return nil
 }

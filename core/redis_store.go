@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -35,10 +34,6 @@ var (
 	//go:embed lua/release_record.lua
 	releaseRecordLua    string
 	releaseRecordScript = redis.NewScript(releaseRecordLua)
-
-	//go:embed lua/cancel.lua
-	cancelLua    string
-	cancelScript = redis.NewScript(cancelLua)
 )
 
 // fenceSuffix names a lock's fence counter: appended after the {hash tag},
@@ -47,6 +42,20 @@ const fenceSuffix = ":fence"
 
 // recordSuffix names a key's recorded result, in the lock's slot.
 const recordSuffix = ":record"
+
+// queueSuffix names a key's line of waiters, in the lock's slot.
+const queueSuffix = ":q"
+
+// wakeChannel is where release.lua tells a Locker (instance) of the
+// releases that concern its waiters: the keys' prefix, "wake:", and the
+// instance's id.
+func wakeChannel(prefix, instance string) string { return prefix + "wake:" + instance }
+
+// HandOffTimeout is how long a lock that a release handed to the next
+// waiter in line stays reserved for it: the waiter is woken at once and
+// claims it in one round trip; one that died or gave up holds the key up
+// no longer than this.
+const HandOffTimeout = 250 * time.Millisecond
 
 // cancelInfix names the marker cancel.lua leaves for a token: lock key +
 // infix + token, in the lock's slot.
@@ -77,6 +86,9 @@ type RedisStore struct {
 	// resends: the client may resend an acquire (see mayResend), so a
 	// release leaves a cancel marker for the token (see Release).
 	resends bool
+	// wakeAll: a release with nobody in line tells every listener anyway
+	// (a RedlockStore's node: its waiters do not queue).
+	wakeAll bool
 }
 
 // NewRedisStore returns a store over c. It panics if c is nil, and logs a
@@ -108,8 +120,7 @@ func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Gra
 		ttl, fttl := s.leaseArgs(l.TTL)
 		call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
 		if withRecord {
-			call, args = acquireRecordCall, acquireArgs(l, ttl, fttl, 6)
-			args = slices.Insert(args, 6, any(l.Key+recordSuffix))
+			call, args = acquireRecordCall, recordArgs(l, ttl, fttl)
 		}
 		fence, remaining, record, err = acquireReply(run(ctx, s.d, call, args))
 	}
@@ -132,8 +143,17 @@ func (s *RedisStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byt
 
 // ReleaseRecording implements Recorder: the token check, the record and
 // the release in one script, one round trip.
+//
+// With WithReplicaAcks, WAIT follows the script on its connection, and a
+// record fewer replicas confirmed is ErrNotReplicated: the lock is released
+// all the same, but a failover may lose the record.
 func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
-	n, err := run(ctx, s.d, releaseRecordCall, append(evalArgs(5), key, key+recordSuffix, token, record, retention.Milliseconds())).Int64()
+	args := append(evalArgs(6), key, key+recordSuffix, key+queueSuffix,
+		token, record, ceilMillis(retention))
+	if s.acks != nil {
+		return s.releaseRecordingAcked(ctx, key, args)
+	}
+	n, err := run(ctx, s.d, releaseRecordCall, args).Int64()
 	if err != nil {
 		return err
 	}
@@ -147,6 +167,24 @@ func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, re
 // room for n keys and arguments.
 func acquireArgs(l Lease, ttl, fttl any, n int) []any {
 	return append(evalArgs(n+1), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Token, ttl, fttl)
+}
+
+// recordArgs is acquire.lua's argument list that also asks for the key's
+// record.
+func recordArgs(l Lease, ttl, fttl any) []any {
+	return append(evalArgs(10), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
+		l.Token, ttl, fttl, "", "", "", "1")
+}
+
+// queuedArgs is acquire.lua's argument list for a waiter in line; floor is
+// RedlockStore's clock, or "".
+func queuedArgs(l Lease, ttl, fttl any, floor any, waiter string, withRecord bool) []any {
+	flag := ""
+	if withRecord {
+		flag = "1"
+	}
+	return append(evalArgs(12), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+queueSuffix,
+		l.Token, ttl, fttl, floor, waiter, fenceTTL(l.TTL).Milliseconds(), flag)
 }
 
 // acquireReply reads acquire.lua's answer: the fence, a string of digits
@@ -263,24 +301,53 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 // that token that is still on its way give the lock straight back when it
 // lands. One round trip.
 func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
-	return run(ctx, s.d, cancelCall, append(evalArgs(4), l.Key, cancelKey(l.Key, l.Token), l.Token, fenceTTL(l.TTL).Milliseconds())).Err()
+	return s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err()
 }
 
 // releaseMarkerTTL is how long a release leaves its cancel marker, when
 // it leaves one.
 const releaseMarkerTTL = time.Minute
 
-// Release implements Store: compare the token, then DEL. Over a client that
-// may resend commands, a copy of the lock's own acquire may still be on its
-// way, and would take the lock again for nobody: then the release goes
-// through cancel.lua, which also leaves the token's marker, for
-// releaseMarkerTTL. A client with MaxRetries: -1 spares that key.
+// Release implements Store: compare the token, then hand the lock to the
+// next waiter in line, or DEL. Over a client that may resend commands, a
+// copy of the lock's own acquire may still be on its way, and would take the
+// lock again for nobody: then the release also leaves the token's cancel
+// marker, for releaseMarkerTTL. A client with MaxRetries: -1 spares that key.
 func (s *RedisStore) Release(ctx context.Context, key, token string) error {
-	call, args := releaseCall, append(evalArgs(2), key, token)
+	var marker time.Duration
 	if s.resends {
-		call, args = cancelCall, append(evalArgs(4), key, cancelKey(key, token), token, releaseMarkerTTL.Milliseconds())
+		marker = releaseMarkerTTL
 	}
-	n, err := run(ctx, s.d, call, args).Int64()
+	return releaseResult(s.release(ctx, key, token, marker, ""))
+}
+
+// release runs release.lua: token's lock (or '~' + waiter's hand-off) is
+// passed on; marker > 0 leaves the token's cancel marker; leaving takes
+// that waiter out of the line first.
+func (s *RedisStore) release(ctx context.Context, key, token string, marker time.Duration, leaving string) *redis.Cmd {
+	markerMs, all := any(""), any("")
+	if marker > 0 {
+		markerMs = marker.Milliseconds()
+	}
+	if s.wakeAll {
+		all = "1"
+	}
+	args := append(evalArgs(8), key, key+queueSuffix, cancelKey(key, token),
+		token, handOffMs, markerMs, all)
+	if leaving != "" {
+		args = append(args, leaving)
+	}
+	return run(ctx, s.d, releaseCall, args)
+}
+
+// ceilMillis is d in whole milliseconds, rounded up: Redis refuses PX 0.
+func ceilMillis(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
+// handOffMs is HandOffTimeout as release.lua takes it, boxed once.
+var handOffMs any = HandOffTimeout.Milliseconds()
+
+func releaseResult(cmd *redis.Cmd) error {
+	n, err := cmd.Int64()
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -340,5 +341,50 @@ func TestRedisFenceSurvivesSnapshotRestart(t *testing.T) {
 	srv.Restart() // a crash; the restart loads the older dump.rdb
 	if after := take(l); after <= last {
 		t.Fatalf("fence went from %d before the crash to %d after", last, after)
+	}
+}
+
+// BenchmarkWatchdogAtScale holds 10,000 locks with one Locker and counts
+// what keeping them costs: round trips and allocations per renewal tick (a
+// third of the lease), and renewals per lock.
+func BenchmarkWatchdogAtScale(b *testing.B) {
+	c := redistest.Start(b).Client(b)
+	var trips roundTrips
+	c.AddHook(&trips)
+	const n, ttl = 10000, 3 * time.Second
+	l := newLocker(core.NewRedisStore(c), core.WithTTL(ttl))
+	ctx := context.Background()
+	held := make([]*core.Lock, n)
+	for i := range held {
+		lk, err := l.TryObtain(ctx, fmt.Sprint("job-", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		held[i] = lk
+	}
+	defer func() {
+		for _, lk := range held {
+			_ = lk.Release(ctx)
+		}
+	}()
+	for range b.N {
+		trips.reset()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const ticks = 3
+		time.Sleep(ticks * ttl / 3)
+		runtime.ReadMemStats(&after)
+		rt, cmds, biggest := trips.snapshot()
+		for _, lk := range held {
+			select {
+			case <-lk.Lost():
+				b.Fatalf("lock %s lost", lk.Key())
+			default:
+			}
+		}
+		b.ReportMetric(float64(rt)/ticks, "trips/tick")
+		b.ReportMetric(float64(cmds)/n/ticks, "renewals/lock/tick")
+		b.ReportMetric(float64(biggest), "largest-batch")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(cmds), "allocs/renewal")
 	}
 }

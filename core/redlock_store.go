@@ -92,7 +92,9 @@ func NewRedlockStore(clients ...redis.UniversalClient) *RedlockStore {
 		if slices.Contains(clients[:i], c) {
 			panic(fmt.Sprintf("reqlock: NewRedlockStore: client %d is passed twice", i))
 		}
-		s.nodes = append(s.nodes, NewRedisStore(c))
+		node := NewRedisStore(c)
+		node.wakeAll = true // no line on the nodes: every release tells every listener
+		s.nodes = append(s.nodes, node)
 		name := fmt.Sprintf("node %d", i)
 		if o, ok := c.(interface{ Options() *redis.Options }); ok {
 			name = o.Options().Addr
@@ -161,9 +163,15 @@ type nodeAcquire struct {
 // acquireOn runs the acquire script on one node with our clock as the
 // fence's floor, so that the fences of different nodes are comparable (see
 // acquire.lua).
-func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcquire {
+//
+// A waiter ("" for none) joins the node's line when it finds the lock taken.
+func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any, waiter string) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	fence, remaining, _, err := acquireReply(run(ctx, n.d, acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)))
+	call, args := acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)
+	if waiter != "" {
+		call, args = acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false)
+	}
+	fence, remaining, _, err := acquireReply(run(ctx, n.d, call, args))
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
@@ -177,6 +185,11 @@ func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any) nodeAcqui
 // Acquire implements Store: the acquire script on every node at once, one
 // round trip each.
 func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+	return s.acquire(ctx, l, "")
+}
+
+// acquire is Acquire for waiter ("" for none).
+func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err // the calls would outlive ctx: do not start them
 	}
@@ -186,7 +199,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	lg := s.late.track(l.Key, l.Token, len(s.nodes))
 	answers := fanOutUntil(ctx, s.nodes, timeout,
 		func(ctx context.Context, n *RedisStore) nodeAcquire {
-			a := acquireOn(ctx, n, l, floor)
+			a := acquireOn(ctx, n, l, floor, waiter)
 			if s.late.acquired(lg, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
 			}

@@ -21,9 +21,10 @@ var (
 	acquireCall = newScriptCall(acquireScript, acquireLua, 3)
 	// acquireRecordCall is the same script, also asked for the key's record.
 	acquireRecordCall = newScriptCall(acquireScript, acquireLua, 4)
-	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 2)
-	cancelCall        = newScriptCall(cancelScript, cancelLua, 2)
-	releaseCall       = newScriptCall(releaseScript, releaseLua, 1)
+	// acquireQueuedCall is the same script for a waiter in line.
+	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 5)
+	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
+	releaseCall       = newScriptCall(releaseScript, releaseLua, 3)
 	ttlCall           = newScriptCall(ttlScript, ttlLua, 1)
 )
 

@@ -55,7 +55,7 @@ func (l *Locker) retryRelease(ctx context.Context, skey, token string, until tim
 	l.undo(ctx, until, func(ctx context.Context) error {
 		err := l.store.Release(ctx, skey, token)
 		if err == nil {
-			l.waiters.wake(skey)
+			l.wakeLocal(skey)
 		}
 		return err
 	})

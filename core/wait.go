@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,28 +88,64 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	}
 	defer func() { <-q.turn }()
 
+	waker, inLine := l.store.(Waker)
+	var waiter string
+	var wake chan struct{}
+	subscribed, joined, got := false, false, false
+	if inLine {
+		// Listen before the attempt that may fail, so that a release between
+		// that attempt and the subscription is not missed.
+		waiter, wake = l.instance+"/"+newWaiterID(), make(chan struct{}, 1)
+		l.wakes.add(skey, waiter, wake)
+		defer l.wakes.remove(skey, waiter)
+		wctx, cancel := context.WithTimeout(ctx, l.releaseTimeout())
+		done, err := l.subscription(waker).Hold(wctx)
+		cancel()
+		if subscribed = err == nil; subscribed {
+			defer done()
+		}
+		defer func() {
+			if joined && !got {
+				l.leaveLine(ctx, waker, skey, waiter)
+			}
+		}()
+	}
+
 	b := l.retry()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for {
-		d := b.NextBackOff()
-		if d < 0 { // backoff.Stop
-			return nil, nil, taken
+	for first := inLine; ; first = false {
+		if !first {
+			d := b.NextBackOff()
+			if d < 0 { // backoff.Stop
+				return nil, nil, taken
+			}
+			if subscribed {
+				// A release wakes the head of the line, and a subscription
+				// that lost its connection wakes every waiter once it is
+				// back: polling is only the floor, for a holder that never
+				// releases (its lease runs out), so it need not be eager.
+				d = max(d, HandOffTimeout+rand.N(HandOffTimeout/2))
+			}
+			// No point sleeping past the holder's lease: if it is not renewed,
+			// the lock is free then.
+			if taken.Remaining > 0 && d > taken.Remaining {
+				d = taken.Remaining
+			}
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-wake:
+			case <-q.wake:
+			case <-ctx.Done():
+				return nil, nil, gaveUp()
+			}
 		}
-		// No point sleeping past the holder's lease: if it is not renewed,
-		// the lock is free then.
-		if taken.Remaining > 0 && d > taken.Remaining {
-			d = taken.Remaining
-		}
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-		case <-q.wake:
-		case <-ctx.Done():
-			return nil, nil, gaveUp()
-		}
-		lk, record, err := l.attempt(ctx, key, skey, withRecord)
+		// An attempt in line may join it even when its answer is lost.
+		joined = joined || inLine
+		lk, record, err := l.attempt(ctx, key, skey, withRecord, waiter)
 		if err == nil {
+			got = lk != nil
 			return lk, record, nil
 		}
 		if !errors.As(err, &taken) {
@@ -118,5 +155,25 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			return nil, nil, err
 		}
 		seen = time.Now()
+	}
+}
+
+// leaveLine takes a waiter that gave up out of its key's line, in the
+// background and bounded: if a release handed it the lock meanwhile, that
+// goes on to the next in line at once, instead of after HandOffTimeout.
+func (l *Locker) leaveLine(ctx context.Context, w Waker, skey, waiter string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout())
+	go func() {
+		defer cancel()
+		_ = w.Leave(ctx, skey, waiter)
+	}()
+}
+
+// wakeLocal tells this Locker's waiter of skey that a lock of the key was
+// released here. A store that wakes waiters itself (Waker) has handed the
+// lock to whoever is next in line, maybe elsewhere, and woken that one.
+func (l *Locker) wakeLocal(skey string) {
+	if _, ok := l.store.(Waker); !ok {
+		l.waiters.wake(skey)
 	}
 }

@@ -4,11 +4,16 @@
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
 -- KEYS[3]  the token's cancel marker (see cancel.lua)
 -- KEYS[4]  optional: the key's recorded result (see release_record.lua)
+-- KEYS[5]  optional: the key's queue of waiters (see release.lua)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
--- ARGV[4]  optional: the caller's clock in microseconds, used instead of
---          the server's (RedlockStore, see below)
+-- ARGV[4]  the caller's clock in microseconds, used instead of the
+--          server's (RedlockStore, see below); '' or absent: the server's
+-- ARGV[5]  the waiter's id, when the caller waits in line; '' or absent: it
+--          does not
+-- ARGV[6]  with ARGV[5]: the queue's lifetime, in milliseconds
+-- ARGV[7]  '1': look for the record in KEYS[4] first
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
@@ -45,11 +50,18 @@ end
 local maxDigits = 19
 
 local floor = ARGV[4]
+if floor == '' then
+  floor = nil
+end
+local waiter = ARGV[5]
+if waiter == '' then
+  waiter = nil
+end
 if floor and (#floor > maxDigits or not floor:match('^[1-9]%d*$')) then
   return redis.error_reply('ERR reqlock: fence floor must be 1 to 19 digits')
 end
 
-if KEYS[4] then
+if ARGV[7] == '1' then
   local record = redis.call('GET', KEYS[4])
   if record then
     return { record }
@@ -65,17 +77,32 @@ if ours then
     redis.call('DEL', KEYS[1])
     return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
   end
-elseif redis.call('GET', KEYS[1]) == ARGV[1] then
-  -- A client that lost the reply to its first attempt and sent it again
-  -- finds its own token: the lock is already ours. The lease only grows:
-  -- the holder may have extended it since, and trusts that.
-  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+else
+  local holder = redis.call('GET', KEYS[1])
+  if holder == ARGV[1] then
+    -- A client that lost the reply to its first attempt and sent it again
+    -- finds its own token: the lock is already ours. The lease only grows:
+    -- the holder may have extended it since, and trusts that.
+    if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+      redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    end
+    ours = true
+  elseif waiter and holder == '~' .. waiter then
+    -- Handed to us by a release: our turn.
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    if redis.call('EXISTS', KEYS[3]) == 1 then
+      redis.call('DEL', KEYS[1])
+      return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
+    end
+    ours = true
   end
-  ours = true
 end
 
 if ours then
+  if waiter then
+    -- A waiter that found the lock free may still stand in line.
+    redis.call('LREM', KEYS[5], 1, waiter)
+  end
   -- The fence is max(last fence + 1, a clock in microseconds): above every
   -- fence handed out before, also when the counter was lost (a restart
   -- without persistence, an expired counter) or went back in time (a restart
@@ -99,6 +126,13 @@ if ours then
     redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   end
   return fence
+end
+
+if waiter then
+  if not redis.call('LPOS', KEYS[5], waiter) then
+    redis.call('RPUSH', KEYS[5], waiter)
+  end
+  redis.call('PEXPIRE', KEYS[5], ARGV[6])
 end
 
 local pttl = redis.call('PTTL', KEYS[1])

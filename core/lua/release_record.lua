@@ -3,6 +3,7 @@
 --
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's record (same {hash tag}, so same slot)
+-- KEYS[3]  the key's line of waiters (see acquire.lua and release.lua)
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the record
 -- ARGV[3]  how long the record is kept, in milliseconds
@@ -11,9 +12,22 @@
 -- lock is not ours (it expired, or someone else holds it now): then nothing
 -- is written, so a holder that paused past its lease cannot overwrite the
 -- record of the holder that followed it.
+--
+-- Everyone in line gets the record, not the lock: the line is dropped and
+-- each waiter told, on its instance's channel (see release.lua).
 
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-  return redis.call('DEL', KEYS[1])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('DEL', KEYS[1])
+local all = redis.call('LRANGE', KEYS[3], 0, -1)
+if #all > 0 then
+  redis.call('DEL', KEYS[3])
+  local prefix = string.match(KEYS[1], '^[^{]*')
+  for _, waiter in ipairs(all) do
+    local instance = string.match(waiter, '^[^/]*')
+    redis.call('PUBLISH', prefix .. 'wake:' .. instance, KEYS[1] .. ' ' .. waiter)
+  end
+end
+return 1

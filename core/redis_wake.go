@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AcquireQueued implements Waker: acquire.lua with the waiter, one round
+// trip.
+func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, withRecord bool) (Grant, []byte, error) {
+	if s.acks != nil { // WAIT must follow the acquire on its connection: no line
+		return s.acquire(ctx, l, withRecord)
+	}
+	ttl, fttl := s.leaseArgs(l.TTL)
+	fence, remaining, record, err := acquireReply(run(ctx, s.d, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord)))
+	switch {
+	case err != nil:
+		return Grant{}, nil, err
+	case record != nil:
+		return Grant{}, record, nil
+	case fence == 0:
+		return Grant{}, nil, &NotObtainedError{Remaining: remaining}
+	}
+	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil, nil
+}
+
+// Leave implements Waker: release.lua on the waiter's hand-off, if it has
+// one, after taking it out of the line; one round trip.
+func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
+	return s.release(ctx, key, "~"+waiter, 0, waiter).Err()
+}
+
+// Subscribe implements Waker: one pub/sub connection, opened on the first
+// Hold and closed a moment after the last holder let go.
+func (s *RedisStore) Subscribe(prefix, instance string, wake func(key, waiter string)) Subscription {
+	return &redisSub{c: s.c, channel: wakeChannel(prefix, instance), wake: wake}
+}
+
+// redisSub is one Locker's subscription to its wake-up channel.
+type redisSub struct {
+	c       redis.UniversalClient
+	channel string
+	wake    func(key, waiter string)
+
+	mu        sync.Mutex
+	ps        *redis.PubSub // nil while closed
+	confirmed chan struct{} // closed once Redis confirmed the subscription
+	done      chan struct{} // closed when the reader of ps has stopped
+	holders   int
+	idle      *time.Timer // closes ps after unwatchLinger with no holder
+}
+
+func (r *redisSub) Hold(ctx context.Context) (func(), error) {
+	r.mu.Lock()
+	if r.idle != nil {
+		r.idle.Stop()
+		r.idle = nil
+	}
+	if r.ps == nil {
+		r.ps = r.c.Subscribe(context.WithoutCancel(ctx))
+		r.confirmed, r.done = make(chan struct{}), make(chan struct{})
+		go r.read(r.ps, r.confirmed, r.done)
+		if err := r.ps.Subscribe(ctx, r.channel); err != nil {
+			r.closeLocked()
+			r.mu.Unlock()
+			return nil, err
+		}
+	}
+	r.holders++
+	confirmed := r.confirmed
+	r.mu.Unlock()
+	select {
+	case <-confirmed:
+		return r.letGo, nil
+	case <-ctx.Done():
+		r.letGo()
+		return nil, ctx.Err()
+	}
+}
+
+func (r *redisSub) letGo() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.holders--; r.holders == 0 && r.ps != nil {
+		r.idle = time.AfterFunc(unwatchLinger, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.holders == 0 && r.ps != nil {
+				r.closeLocked()
+			}
+		})
+	}
+}
+
+// closeLocked closes the connection and waits for its reader; the caller
+// holds mu.
+func (r *redisSub) closeLocked() {
+	_ = r.ps.Close()
+	<-r.done
+	r.ps, r.confirmed, r.done, r.idle = nil, nil, nil, nil
+}
+
+// listening reports whether the subscription is open and confirmed, so that
+// a waiter may join the line with its very first attempt.
+func (r *redisSub) listening() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.confirmed == nil {
+		return false
+	}
+	select {
+	case <-r.confirmed:
+		return true
+	default:
+		return false
+	}
+}
+
+// read delivers what ps receives until it is closed. A broken connection is
+// reconnected (go-redis subscribes again): what was published meanwhile is
+// lost, so every waiter is woken to look for itself.
+func (r *redisSub) read(ps *redis.PubSub, confirmed, done chan struct{}) {
+	defer close(done)
+	pause := 10 * time.Millisecond
+	for {
+		msg, err := ps.Receive(context.Background())
+		if err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			r.wake(wakeAll, wakeAll)
+			time.Sleep(pause)
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 10 * time.Millisecond
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				select {
+				case <-confirmed:
+				default:
+					close(confirmed)
+				}
+			}
+		case *redis.Message:
+			if key, waiter, ok := strings.Cut(m.Payload, " "); ok {
+				r.wake(key, waiter)
+			}
+		}
+	}
+}
