@@ -202,9 +202,10 @@ func acquireReply(cmd *redis.Cmd) (fence uint64, remaining time.Duration, record
 			return fence, 0, nil, nil
 		}
 	case int64:
-		if v <= 0 {
-			return 0, time.Duration(-v) * time.Millisecond, nil, nil
+		if v > 0 {
+			return uint64(v), 0, nil, nil
 		}
+		return 0, time.Duration(-v) * time.Millisecond, nil, nil
 	case []any:
 		if r, ok := v[0].(string); ok && len(v) == 1 {
 			return 0, 0, []byte(r), nil
@@ -332,12 +333,15 @@ func (s *RedisStore) release(ctx context.Context, key, token string, marker time
 	if s.wakeAll {
 		all = "1"
 	}
-	args := append(evalArgs(8), key, key+queueSuffix, cancelKey(key, token),
-		token, handOffMs, markerMs, all)
+	call, args := releaseCall, append(evalArgs(8), key, key+queueSuffix)
+	if marker > 0 {
+		call, args = releaseMarkerCall, append(args, cancelKey(key, token))
+	}
+	args = append(args, token, handOffMs, markerMs, all)
 	if leaving != "" {
 		args = append(args, leaving)
 	}
-	return run(ctx, s.d, releaseCall, args)
+	return run(ctx, s.d, call, args)
 }
 
 // ceilMillis is d in whole milliseconds, rounded up: Redis refuses PX 0.

@@ -17,7 +17,8 @@
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
--- Returns the fence as a string of digits when the lock is ours, or when
+-- Returns the fence when the lock is ours (a number below 2^53, a string
+-- of digits above), or when
 -- someone else holds it, minus the holder's remaining lease in milliseconds
 -- (0: no expiry set). With KEYS[4], when a result is recorded there, it
 -- returns that record, in a one-element array, and takes nothing: the work
@@ -124,6 +125,11 @@ if ours then
       return redis.error_reply('ERR reqlock: fence counter exhausted')
     end
     redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
+  end
+  -- Below 2^53 a Lua number holds the fence exactly, and an integer reply
+  -- costs the client less than a string.
+  if less(fence, '9007199254740992') then
+    return tonumber(fence)
   end
   return fence
 end

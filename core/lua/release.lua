@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's line of waiters (see acquire.lua)
--- KEYS[3]  the token's cancel marker (see acquire.lua)
+-- KEYS[3]  the token's cancel marker (see acquire.lua); only with ARGV[3]
 -- ARGV[1]  the holder's token; or '~' .. a waiter, to pass on a hand-off
 --          that waiter will not claim
 -- ARGV[2]  how long a hand-off waits to be claimed, in milliseconds
