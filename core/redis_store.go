@@ -124,6 +124,12 @@ func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Gra
 		}
 		fence, remaining, record, err = acquireReply(run(ctx, s.d, call, args))
 	}
+	return granted(l, fence, remaining, record, err)
+}
+
+// granted turns an acquire's answer into what the Store and Recorder
+// methods return.
+func granted(l Lease, fence uint64, remaining time.Duration, record []byte, err error) (Grant, []byte, error) {
 	switch {
 	case err != nil:
 		return Grant{}, nil, err

@@ -18,15 +18,7 @@ func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, 
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
 	fence, remaining, record, err := acquireReply(run(ctx, s.d, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord)))
-	switch {
-	case err != nil:
-		return Grant{}, nil, err
-	case record != nil:
-		return Grant{}, record, nil
-	case fence == 0:
-		return Grant{}, nil, &NotObtainedError{Remaining: remaining}
-	}
-	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil, nil
+	return granted(l, fence, remaining, record, err)
 }
 
 // Leave implements Waker: release.lua on the waiter's hand-off, if it has
