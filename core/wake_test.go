@@ -26,23 +26,7 @@ func TestWakeAcrossLockers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := make(chan time.Time, 1)
-			go func() {
-				next, err := waiter.Obtain(ctx, "k")
-				at := time.Now()
-				if err == nil {
-					_ = next.Release(ctx)
-				}
-				got <- at
-			}()
-			time.Sleep(30 * time.Millisecond) // the waiter is listening and in line
-			released := time.Now()
-			if err := lk.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			// A poll comes HandOffTimeout/4 after the waiter's last attempt
-			// at the earliest; a wake-up well before that.
-			if d := (<-got).Sub(released); d >= core.HandOffTimeout/4 {
+			if d := handOff(t, ctx, lk, waiter); d >= core.HandOffTimeout/4 {
 				t.Fatalf("round %d: the waiter took the lock %v after the release: not woken", round, d)
 			}
 		}
@@ -174,19 +158,7 @@ func TestWakeSurvivesKilledSubscription(t *testing.T) {
 	}
 	// Round 2 ran on the subscription go-redis restored: it still wakes.
 	lk, _ := holder.TryObtain(ctx, "k")
-	got := make(chan time.Time, 1)
-	go func() {
-		next, err := waiter.Obtain(ctx, "k")
-		at := time.Now()
-		if err == nil {
-			_ = next.Release(ctx)
-		}
-		got <- at
-	}()
-	time.Sleep(30 * time.Millisecond)
-	released := time.Now()
-	_ = lk.Release(ctx)
-	if d := (<-got).Sub(released); d >= core.HandOffTimeout/4 {
+	if d := handOff(t, ctx, lk, waiter); d >= core.HandOffTimeout/4 {
 		t.Fatalf("after the subscription came back, the waiter took the lock %v after the release: not woken", d)
 	}
 }
@@ -221,4 +193,27 @@ func TestManyWaitersGiveUp(t *testing.T) {
 	skey, _ := holder.StoreKey("k")
 	waitFor(t, "the line to empty", func() bool { return c.LLen(ctx, skey+":q").Val() == 0 })
 	waitFor(t, "the waiters' goroutines to end", func() bool { return runtime.NumGoroutine() <= base+10 })
+}
+
+// handOff has waiter wait for lk's key, releases lk once the waiter is in
+// line, and returns how long after the release the waiter had the lock. A
+// poll comes HandOffTimeout/4 after the waiter's last attempt at the
+// earliest; a wake-up well before that.
+func handOff(t *testing.T, ctx context.Context, lk *core.Lock, waiter *core.Locker) time.Duration {
+	t.Helper()
+	got := make(chan time.Time, 1)
+	go func() {
+		next, err := waiter.Obtain(ctx, lk.Key())
+		at := time.Now()
+		if err == nil {
+			_ = next.Release(ctx)
+		}
+		got <- at
+	}()
+	time.Sleep(30 * time.Millisecond) // the waiter is listening and in line
+	released := time.Now()
+	if err := lk.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return (<-got).Sub(released)
 }
