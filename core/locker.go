@@ -98,7 +98,7 @@ func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 	if l.listening(skey) {
 		// Releases of the key reach us already: wait in line from the
 		// first attempt on, instead of trying once outside it first.
-		lk, _, err := l.wait(ctx, key, skey, &NotObtainedError{}, false)
+		lk, _, err := l.wait(ctx, key, skey, nil, false)
 		return lk, err
 	}
 	lk, _, err := l.attempt(ctx, key, skey, false, "")

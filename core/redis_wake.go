@@ -115,17 +115,19 @@ func (r *redisSub) listening() bool {
 
 // read delivers what ps receives until it is closed. A broken connection is
 // reconnected (go-redis subscribes again): what was published meanwhile is
-// lost, so every waiter is woken to look for itself.
+// lost, so once the subscription is back every waiter is woken to look for
+// itself.
 func (r *redisSub) read(ps *redis.PubSub, confirmed, done chan struct{}) {
 	defer close(done)
 	pause := 10 * time.Millisecond
+	lost := false
 	for {
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
 			if errors.Is(err, redis.ErrClosed) {
 				return
 			}
-			r.wake(wakeAll, wakeAll)
+			lost = true
 			time.Sleep(pause)
 			pause = min(2*pause, time.Second)
 			continue
@@ -138,6 +140,10 @@ func (r *redisSub) read(ps *redis.PubSub, confirmed, done chan struct{}) {
 				case <-confirmed:
 				default:
 					close(confirmed)
+				}
+				if lost {
+					lost = false
+					r.wake(wakeAll, wakeAll)
 				}
 			}
 		case *redis.Message:

@@ -18,9 +18,15 @@ func (s *RedlockStore) AcquireQueued(ctx context.Context, l Lease, waiter string
 	return g, nil, err
 }
 
-// Leave implements Waker: the next release drops the line anyway, and a
-// waiter told after it left is not listening.
-func (s *RedlockStore) Leave(context.Context, string, string) error { return nil }
+// Leave implements Waker: out of the line on every node, best effort: a
+// node that does not answer drops the line at the next release, or when
+// the line expires.
+func (s *RedlockStore) Leave(ctx context.Context, key, waiter string) error {
+	fanOut(ctx, s.nodes, s.nodeTimeout,
+		func(ctx context.Context, n *RedisStore) error { return n.Leave(ctx, key, waiter) },
+		func(err error) error { return err })
+	return nil
+}
 
 // Subscribe implements Waker: one subscription per node, since any quorum
 // may release, and a word from any node will do.

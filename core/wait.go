@@ -15,6 +15,11 @@ type waitQueue struct {
 	turn    chan struct{} // cap 1
 	wake    chan struct{} // cap 1: a lock on this key was released here
 	waiters int           // guarded by waitQueues.mu
+
+	// The store's last answer that the key was taken, to any waiter here,
+	// and when it came; guarded by waitQueues.mu.
+	taken   *NotObtainedError
+	takenAt time.Time
 }
 
 type waitQueues struct {
@@ -48,6 +53,20 @@ func (qs *waitQueues) leave(skey string, q *waitQueue) {
 	}
 }
 
+// sawTaken records the store's answer that q's key was taken.
+func (qs *waitQueues) sawTaken(q *waitQueue, taken *NotObtainedError, at time.Time) {
+	qs.mu.Lock()
+	q.taken, q.takenAt = taken, at
+	qs.mu.Unlock()
+}
+
+// lastTaken is the store's last answer that q's key was taken, if any.
+func (qs *waitQueues) lastTaken(q *waitQueue) (*NotObtainedError, time.Time) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return q.taken, q.takenAt
+}
+
 // wake tells the polling waiter of skey, if any, to try again now.
 func (qs *waitQueues) wake(skey string) {
 	if qs.keys.Load() == 0 {
@@ -64,17 +83,34 @@ func (qs *waitQueues) wake(skey string) {
 	}
 }
 
-// wait is Obtain after its first attempt found the lock taken; withRecord
-// makes each attempt look for the key's record too, and return it.
+// wait is Obtain after its first attempt found the lock taken (taken), or,
+// with taken nil, before any attempt; withRecord makes each attempt look
+// for the key's record too, and return it.
 func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedError, withRecord bool) (*Lock, []byte, error) {
 	q := l.waiters.join(skey)
 	defer l.waiters.leave(skey, q)
 
 	// The holder's lease as last seen, counted down since: a waiter that
 	// gives up after queueing for a while must not report the lease its
-	// first attempt saw.
+	// first attempt saw. Until the store has answered an attempt, nothing
+	// says the key was taken: giving up then is ErrUnavailable, as for
+	// TryObtain.
+	answered := taken != nil
+	if taken == nil {
+		taken = &NotObtainedError{}
+	}
 	seen := time.Now()
 	gaveUp := func() error {
+		if !answered {
+			// Queued behind this Locker's other waiters: their answer says
+			// the key was taken.
+			if t, at := l.waiters.lastTaken(q); t != nil {
+				taken, seen, answered = t, at, true
+			}
+		}
+		if !answered {
+			return unavailable("acquire", ctxErr(ctx), ctx.Err())
+		}
 		left := taken.Remaining
 		if left > 0 {
 			left = max(left-time.Since(seen), time.Millisecond)
@@ -150,11 +186,16 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 		}
 		if !errors.As(err, &taken) {
 			if ctxErr(ctx) != nil {
-				return nil, nil, gaveUp()
+				// Gave up: as waiting for a holder if the store said the
+				// key was taken, else with the attempt's own failure.
+				if g := gaveUp(); errors.Is(g, ErrNotObtained) {
+					return nil, nil, g
+				}
 			}
 			return nil, nil, err
 		}
-		seen = time.Now()
+		answered, seen = true, time.Now()
+		l.waiters.sawTaken(q, taken, seen)
 	}
 }
 

@@ -89,12 +89,12 @@ else
     end
     ours = true
   elseif waiter and holder == '~' .. waiter then
-    -- Handed to us by a release: our turn.
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    -- Handed to us by a release: our turn, unless this attempt was given
+    -- up and cleaned up before it landed; then the hand-off runs out.
     if redis.call('EXISTS', KEYS[3]) == 1 then
-      redis.call('DEL', KEYS[1])
       return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
     end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     ours = true
   end
 end
@@ -134,7 +134,9 @@ if ours then
   return fence
 end
 
-if waiter then
+-- A waiter joins the line, once, unless this attempt was given up and
+-- cleaned up before it landed: a waiter that left must not stand in line.
+if waiter and redis.call('EXISTS', KEYS[3]) == 0 then
   if not redis.call('LPOS', KEYS[5], waiter) then
     redis.call('RPUSH', KEYS[5], waiter)
   end
