@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ type Server struct {
 
 	conf string // a config file to load first ("" for none), as sentinels need
 	args []string
+	env  []string // added to redis-server's environment (LD_PRELOAD, …)
 	dir  string
 
 	mu     sync.Mutex
@@ -47,14 +49,26 @@ func Start(t testing.TB, extra ...string) *Server {
 	return start(t, "", extra...)
 }
 
+// StartEnv is Start with variables added to redis-server's environment:
+// LD_PRELOAD and FAKETIME run it on libfaketime's clock, for one.
+func StartEnv(t testing.TB, env []string, extra ...string) *Server {
+	t.Helper()
+	return startEnv(t, "", env, extra...)
+}
+
 // start is Start with an optional config file, which redis-server wants as
 // its first argument.
 func start(t testing.TB, conf string, extra ...string) *Server {
 	t.Helper()
+	return startEnv(t, conf, nil, extra...)
+}
+
+func startEnv(t testing.TB, conf string, env []string, extra ...string) *Server {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal(InstallHint)
 	}
-	s := &Server{t: t, dir: t.TempDir(), conf: conf, args: extra}
+	s := &Server{t: t, dir: t.TempDir(), conf: conf, args: extra, env: env}
 	t.Cleanup(s.Kill)
 	// A free port can be taken by someone else between our probe and Redis's
 	// bind; try a few.
@@ -121,6 +135,9 @@ func (s *Server) launch() error {
 	), s.args...)
 	cmd := exec.Command("redis-server", args...)
 	cmd.SysProcAttr = sysProcAttr()
+	if s.env != nil {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

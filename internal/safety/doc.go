@@ -16,6 +16,7 @@
 //
 // The scenarios (in the tests) put faults in the way — a Redis killed,
 // paused or cut off, a holder process stopped past its lease, a failover,
-// a moved slot — each with the outcome the documentation promises written
-// down before it runs, and the suite prints one table of what it measured.
+// a moved slot, a node's clock running fast — each with the outcome the
+// documentation promises written down before it runs, and the suite prints
+// one table of what it measured.
 package safety

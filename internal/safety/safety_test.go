@@ -45,6 +45,8 @@ var scenarios = []scenario{
 	{"redlock/majority-paused", redlockMajorityPaused},
 	{"redlock/restart-at-once", redlockRestartAtOnce},
 	{"redlock/restart-delayed", redlockRestartDelayed},
+	{"redlock/minority-clock-fast", redlockMinorityFastClock},
+	{"redlock/majority-clock-fast", redlockMajorityFastClock},
 	{"cluster/master-paused", clusterMasterPaused},
 	{"cluster/slot-moved", clusterSlotMoved},
 	{"sentinel/failover-acked", sentinelFailoverAcked},
