@@ -38,8 +38,8 @@ type contention struct {
 func contend(tb testing.TB, addr string, n, count int, hold, think, dur time.Duration, polling bool) contention {
 	tb.Helper()
 	type event struct {
-		acquired, released time.Time
-		by                 int
+		asked, acquired, released time.Time
+		by                        int
 	}
 	var mu sync.Mutex
 	var events []event
@@ -74,7 +74,7 @@ func contend(tb testing.TB, addr string, n, count int, hold, think, dur time.Dur
 				_ = lk.Release(context.Background())
 				time.Sleep(think)
 				mu.Lock()
-				events = append(events, event{got, rel, i})
+				events = append(events, event{start, got, rel, i})
 				c.waits = append(c.waits, got.Sub(start))
 				c.share[i]++
 				c.total++
@@ -84,10 +84,10 @@ func contend(tb testing.TB, addr string, n, count int, hold, think, dur time.Dur
 	}
 	wg.Wait()
 	slices.SortFunc(events, func(a, b event) int { return a.acquired.Compare(b.acquired) })
-	// A hand-off is a lock passing to another instance; a Locker taking
-	// its own key again is no hand-off.
+	// A hand-off is a lock passing to another instance that was already
+	// waiting for it; a Locker taking its own key again is none.
 	for i := 1; i < len(events); i++ {
-		if events[i].by != events[i-1].by {
+		if events[i].by != events[i-1].by && events[i].asked.Before(events[i-1].released) {
 			c.gaps = append(c.gaps, events[i].acquired.Sub(events[i-1].released))
 		}
 	}
