@@ -131,9 +131,10 @@ func (s *MemoryStore) Subscribe(_, instance string, wake func(key, waiter string
 	return sub
 }
 
-// memorySub is always listening: nothing to open or close.
+// memorySub is always listening: nothing to open or close. It does not
+// offer Obtain the first-attempt-in-line shortcut (listening): that saves
+// a round trip, and in process there is none to save, while an attempt in
+// line costs a waiter id and its bookkeeping.
 type memorySub struct{ wake func(key, waiter string) }
 
 func (m *memorySub) Hold(context.Context) (func(), error) { return func() {}, nil }
-
-func (m *memorySub) listening() bool { return true }
