@@ -142,7 +142,11 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 		}
 		fingerprint = rp.fingerprint(r, body)
 	}
-	lk, record, rej := e.acquire(ctx, r, LockKey(scope, key), rp != nil)
+	ahead := r // whose body a wait reads ahead
+	if rp != nil {
+		ahead = nil // read whole already, for the fingerprint
+	}
+	lk, record, rej := e.acquire(ctx, ahead, LockKey(scope, key), rp != nil)
 	switch {
 	case rej != nil:
 		return false, rej
