@@ -24,6 +24,7 @@ type Locker struct {
 	prefix    string
 	log       *slog.Logger
 	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
+	telemetry *Telemetry    // nil: no metrics or spans
 
 	dog     watchdog
 	waiters waitQueues
