@@ -43,6 +43,7 @@ type redisSub struct {
 	ps        *redis.PubSub // nil while closed
 	confirmed chan struct{} // closed once Redis confirmed the subscription
 	done      chan struct{} // closed when the reader of ps has stopped
+	stop      chan struct{} // closed to cut short the reader's pause between reconnects
 	holders   int
 	idle      *time.Timer // closes ps after unwatchLinger with no holder
 }
@@ -55,8 +56,8 @@ func (r *redisSub) Hold(ctx context.Context) (func(), error) {
 	}
 	if r.ps == nil {
 		r.ps = r.c.Subscribe(context.WithoutCancel(ctx))
-		r.confirmed, r.done = make(chan struct{}), make(chan struct{})
-		go r.read(r.ps, r.confirmed, r.done)
+		r.confirmed, r.done, r.stop = make(chan struct{}), make(chan struct{}), make(chan struct{})
+		go r.read(r.ps, r.confirmed, r.done, r.stop)
 		if err := r.ps.Subscribe(ctx, r.channel); err != nil {
 			r.closeLocked()
 			r.mu.Unlock()
@@ -90,11 +91,14 @@ func (r *redisSub) letGo() {
 }
 
 // closeLocked closes the connection and waits for its reader; the caller
-// holds mu.
+// holds mu. The reader may be pausing between reconnects (up to a second
+// while Redis is away): stop cuts that short, so a Hold that comes next
+// does not wait for it.
 func (r *redisSub) closeLocked() {
+	close(r.stop)
 	_ = r.ps.Close()
 	<-r.done
-	r.ps, r.confirmed, r.done, r.idle = nil, nil, nil, nil
+	r.ps, r.confirmed, r.done, r.stop, r.idle = nil, nil, nil, nil, nil
 }
 
 // listening reports whether the subscription is open and confirmed, so that
@@ -117,7 +121,7 @@ func (r *redisSub) listening() bool {
 // reconnected (go-redis subscribes again): what was published meanwhile is
 // lost, so once the subscription is back every waiter is woken to look for
 // itself.
-func (r *redisSub) read(ps *redis.PubSub, confirmed, done chan struct{}) {
+func (r *redisSub) read(ps *redis.PubSub, confirmed, done, stop chan struct{}) {
 	defer close(done)
 	pause := 10 * time.Millisecond
 	lost := false
@@ -128,7 +132,13 @@ func (r *redisSub) read(ps *redis.PubSub, confirmed, done chan struct{}) {
 				return
 			}
 			lost = true
-			time.Sleep(pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-stop:
+				t.Stop()
+				return
+			}
 			pause = min(2*pause, time.Second)
 			continue
 		}
