@@ -102,8 +102,9 @@ func redisClockJumpAhead(t *testing.T) {
 // there, so fences go on from last + 1: safe. When the counter is lost too
 // (deleted here, as its expiry would), fences restart from the server's
 // clock, an hour behind every fence the account has seen: the account
-// refuses each holder from then on. That is the case the docs leave out: a
-// clock stepping back by more than the time since the counter was lost.
+// refuses each holder from then on. That is what the docs say the fence
+// does not survive: a clock stepping back by more than the time since the
+// counter was lost.
 func redisClockStepBack(t *testing.T, counterLost bool) {
 	clock := shiftedClock(t, 1)
 	srv := redistest.StartEnv(t, clock.Env())
