@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against real redis-server processes that the tests
 # start themselves on loopback. Installs what is missing first (Debian/Ubuntu):
-# redis-server, faketime (Redlock nodes on a clock running fast), and gcc,
-# which `go test -race` needs for cgo.
+# redis-server, and gcc, which `go test -race` needs for cgo and the safety
+# suite for its clock shim (servers whose clocks run fast or jump).
 #
 #   ./test.sh              install what is missing, run every test with -race
 #   ./test.sh -run Redis   extra arguments go to `go test`
@@ -13,7 +13,6 @@ cd "$(dirname "$0")"
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
-command -v faketime >/dev/null 2>&1 || missing+=(faketime)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 if ((${#missing[@]})); then
 	sudo=""

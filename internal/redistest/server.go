@@ -50,7 +50,7 @@ func Start(t testing.TB, extra ...string) *Server {
 }
 
 // StartEnv is Start with variables added to redis-server's environment:
-// LD_PRELOAD and FAKETIME run it on libfaketime's clock, for one.
+// a Clock's Env runs it on that clock, for one.
 func StartEnv(t testing.TB, env []string, extra ...string) *Server {
 	t.Helper()
 	return startEnv(t, "", env, extra...)

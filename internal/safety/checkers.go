@@ -124,6 +124,19 @@ func Refused(log []Access) int {
 	return n
 }
 
+// RefusedReads counts the reads the account refused: a holder whose fence
+// was below one the account had already seen: a holder that reads late,
+// past its lease, or fences that went back.
+func RefusedReads(log []Access) int {
+	n := 0
+	for _, a := range log {
+		if !a.Write && !a.Accepted {
+			n++
+		}
+	}
+	return n
+}
+
 // LateLost is a hold whose Lost() fired after another worker's acquire
 // returned: for a while both believed they held the lock.
 type LateLost struct {

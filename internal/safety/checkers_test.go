@@ -153,3 +153,10 @@ func TestHistorySinkRoundTrip(t *testing.T) {
 		t.Fatalf("%v %v, want [%v]", got, err, want)
 	}
 }
+
+func TestRefusedReadsCountsOnlyReads(t *testing.T) {
+	log := []Access{access("a", false, 5, 0, 0, true), access("b", false, 3, 0, 0, false), access("b", true, 3, 0, 1, false)}
+	if n := RefusedReads(log); n != 1 {
+		t.Fatalf("RefusedReads = %d, want 1 (the read under fence 3)", n)
+	}
+}

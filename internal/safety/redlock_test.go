@@ -1,13 +1,7 @@
 package safety
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -157,94 +151,23 @@ func redlockRestart(t *testing.T, delayed bool) {
 func redlockRestartAtOnce(t *testing.T)  { redlockRestart(t, false) }
 func redlockRestartDelayed(t *testing.T) { redlockRestart(t, true) }
 
-// fastClock is the libfaketime setting of a node whose clock runs ahead:
-// four times as fast as the real one, so that its keys expire after a
-// quarter of their lease.
-const fastClock = "+0 x4"
-
-// fastClockEnv is the environment that runs redis-server on fastClock,
-// once a server has shown that its keys do expire early under it. It
-// skips the test when faketime is missing or redis-server does not run
-// under it (found out once per test binary).
-func fastClockEnv(t *testing.T) []string {
-	t.Helper()
-	fastClockProbe.once.Do(func() { fastClockProbe.env, fastClockProbe.skip = probeFastClock(t) })
-	if fastClockProbe.skip != "" {
-		t.Skip(fastClockProbe.skip)
-	}
-	return fastClockProbe.env
-}
-
-var fastClockProbe struct {
-	once sync.Once
-	env  []string
-	skip string
-}
-
-// probeFastClock returns fastClock's environment, or why there is none.
-func probeFastClock(t *testing.T) (env []string, skip string) {
-	if _, err := exec.LookPath("faketime"); err != nil {
-		return nil, "faketime not found in PATH; install it with `apt-get install -y faketime` (./test.sh does this for you)"
-	}
-	var lib string
-	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
-		"/usr/local/lib/faketime/libfaketime.so.1"} {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			lib = m[0]
-			break
-		}
-	}
-	if lib == "" {
-		return nil, "faketime is installed but libfaketime.so.1 was not found under /usr/lib or /usr/local/lib"
-	}
-	env = []string{"LD_PRELOAD=" + lib, "FAKETIME=" + fastClock}
-
-	// A redis-server that does not mix with libfaketime hangs before it
-	// does anything, even for --version.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "redis-server", "--version")
-	cmd.Env = append(os.Environ(), env...)
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Redis server") {
-		first, _, _ := strings.Cut(string(out), "\n")
-		return nil, fmt.Sprintf("redis-server does not run under faketime on this machine "+
-			"(`faketime -f '%s' redis-server --version`: %v, %q); libfaketime is known to hang with jemalloc, "+
-			"which redis-server is usually built with (github.com/wolfcw/libfaketime/issues/130)", fastClock, err, first)
-	}
-
-	// The fake clock must be the one the server expires keys by: a key set
-	// for 2s is gone after 0.7s of real time at 4×.
-	srv := redistest.StartEnv(t, env)
-	defer srv.Kill()
-	c := redis.NewClient(redistest.ClientOptions(srv.Addr))
-	defer c.Close()
-	if err := c.Set(ctx, "probe", "1", 2*time.Second).Err(); err != nil {
-		return nil, fmt.Sprintf("redis-server under faketime: SET: %v", err)
-	}
-	time.Sleep(700 * time.Millisecond)
-	if n, err := c.Exists(ctx, "probe").Result(); err != nil || n != 0 {
-		return nil, fmt.Sprintf("redis-server runs under faketime -f '%s' but does not expire keys on its clock "+
-			"(a key set for 2s still there after 0.7s: EXISTS %d, %v)", fastClock, n, err)
-	}
-	return env, ""
-}
-
 // Nodes whose clocks run four times too fast expire the lock after a
-// quarter of its lease, before the watchdog renews it at a third. One
-// such node is a minority failing: the lock lives on the other four. Three
-// are a majority: the second worker builds a majority from them while the
-// holder still holds, the two holders the docs warn of when clocks are
-// not roughly in step. The second worker asks afresh every 20ms, as
+// quarter of its lease, before the watchdog renews it at a third. The
+// second worker starts once the holder has the lock on all five nodes. One
+// fast node is then a minority failing: the lock lives on the other four.
+// Three are a majority: the second worker builds a majority from them
+// while the holder still holds, the two holders the docs warn of when
+// clocks are not roughly in step. (One fast node in a holder's bare
+// majority is enough for that too, as a node restarted empty is: see the
+// bare-majority clock jump.) The second worker asks afresh every 20ms, as
 // newcomers arriving at any moment would, rather than wait as Obtain does
 // by the leases the nodes report.
 func redlockFastClocks(t *testing.T, fast int) {
-	what, e := fmt.Sprintf("%d of 5 nodes' clocks run 4× fast", fast), safe
+	what, e := fmt.Sprintf("%d of 5 nodes' clocks run 4× fast, lock held on all 5", fast), safe
 	if fast > 5/2 {
 		e = expect{overlap: must, lateLost: may, stale: may, lostUpd: may, refused: may}
 	}
-	env := fastClockEnv(t)
+	env := shiftedClock(t, 4).Env()
 	servers := make([]*redistest.Server, 5)
 	for i := range servers {
 		if i < fast {
@@ -254,10 +177,14 @@ func redlockFastClocks(t *testing.T, fast int) {
 		}
 	}
 	r := newRun(t, true)
-	r.worker(locker(redlockStore(t, servers), redlockTTL), func() time.Duration { return 2 * redlockTTL })
+	a := r.worker(locker(redlockStore(t, servers), redlockTTL), func() time.Duration { return 2 * redlockTTL })
+	r.start()
+	if !r.heldBy(a) {
+		t.Fatal("g1 never took the lock")
+	}
 	b := r.worker(locker(redlockStore(t, servers), redlockTTL), RandomPause(2*time.Millisecond))
 	b.ObtainTimeout = 20 * time.Millisecond
-	r.start()
+	r.late(b)
 	r.finish(what, "redlock (5)", e)
 }
 

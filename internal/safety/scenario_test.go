@@ -59,7 +59,11 @@ type expect struct {
 	stale    outcome // the account accepted a stale write (it checks fences: never, where the fence holds)
 	refused  outcome // the account refused a stale write: fencing was needed, and worked
 	lostUpd  outcome // an accepted write was based on a stale read
-	broken   bool    // a deliberately broken lock: the checkers must catch it
+	// readRefused: a holder's read was refused, its fence below one the
+	// account had seen (a late read, or fences that went back). Judged
+	// only when must: delays and Redlock's fences make it possible anywhere.
+	readRefused outcome
+	broken      bool // a deliberately broken lock: the checkers must catch it
 }
 
 // row is one line of the results table.
@@ -68,6 +72,7 @@ type row struct {
 	ops             int // holds: acquires that succeeded
 	overlaps        int
 	stale, refused  int
+	refusedReads    int
 	lostUpdates     int
 	lead            time.Duration
 	leadOK          bool
@@ -208,7 +213,7 @@ func (r *run) finish(scenario, store string, e expect) row {
 	late := CheckLostLatency(holds)
 	lead, leadOK := LostLead(holds)
 	rw := row{scenario: scenario, store: store, overlaps: Definite(overlaps), stale: len(stale),
-		refused: Refused(log), lostUpdates: len(lost), lead: lead, leadOK: leadOK}
+		refused: Refused(log), refusedReads: RefusedReads(log), lostUpdates: len(lost), lead: lead, leadOK: leadOK}
 	for _, h := range holds {
 		if !h.Possible {
 			rw.ops++
@@ -237,6 +242,9 @@ func (r *run) finish(scenario, store string, e expect) row {
 	judge("stale write accepted", e.stale, rw.stale, strs(stale))
 	judge("lost update", e.lostUpd, rw.lostUpdates, strs(lost))
 	judge("stale write refused", e.refused, rw.refused, nil)
+	if e.readRefused == must {
+		judge("read refused", must, rw.refusedReads, nil)
+	}
 	if rw.ops == 0 {
 		bad = append(bad, "no lock was ever held")
 	}
@@ -253,6 +261,9 @@ func (r *run) finish(scenario, store string, e expect) row {
 		rw.verdict = "two holders and a stale write, as documented"
 	default:
 		rw.verdict = "safe"
+	}
+	if rw.refusedReads > 0 && !strings.HasPrefix(rw.verdict, "FAIL") {
+		rw.verdict += fmt.Sprintf("; %d reads refused", rw.refusedReads)
 	}
 	t.Logf("%s on %s: %d holds, %d overlaps, %d stale writes accepted (%d refused), %d lost updates, Lost lead %s: %s",
 		scenario, store, rw.ops, rw.overlaps, rw.stale, rw.refused, rw.lostUpdates, leadText(rw), rw.verdict)
