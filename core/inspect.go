@@ -29,7 +29,9 @@ type Holding struct {
 	// Fence is the last fence handed out for the key: the holder's, when
 	// held. RedisStore keeps it after the release (as long as the fence
 	// counter lives); MemoryStore only while the key is held; 0 when the
-	// store has none.
+	// store has none. RedlockStore gives the greatest any node handed out,
+	// which is above the holder's when a later attempt took a minority of
+	// the nodes (and gave them back).
 	Fence uint64
 	// Waiting is how many waiters stand in the key's line across instances,
 	// in a store that keeps one (see Waker); 0 otherwise. Inside one

@@ -249,3 +249,20 @@ func TestInspectCommandArguments(t *testing.T) {
 		t.Errorf("-h: exit %d", r.code)
 	}
 }
+
+// -cluster reads REDIS_URL as a Cluster's (more nodes as ?addr=).
+func TestInspectCommandCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := ctxT(t)
+	l := core.NewLocker(core.NewRedisStore(cl.Client(t)), core.WithHolder("eu-2"), core.WithLogger(quiet))
+	lk, err := l.TryObtain(ctx, "cart:5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release(ctx)
+	url := "redis://" + cl.Servers[0].Addr + "?addr=" + cl.Servers[1].Addr + "&addr=" + cl.Servers[2].Addr
+	r := runCmd(url, "inspect", "-cluster", "cart:5")
+	if f := fields(t, r.stdout); r.code != 0 || f["state"] != "held" || f["holder"] != "eu-2" || f["fence"] != fmt.Sprint(lk.Fence()) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
