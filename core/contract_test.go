@@ -39,13 +39,38 @@ var contractStores = []storeCase{
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func newLocker(s core.Store, opts ...core.Option) *core.Locker {
-	return core.NewLocker(s, append([]core.Option{core.WithLogger(quiet)}, opts...)...)
+	base := []core.Option{core.WithLogger(quiet)}
+	if label, ok := holderStores.Load(s); ok {
+		base = append(base, core.WithHolder(label.(string)))
+	}
+	return core.NewLocker(s, append(base, opts...)...)
 }
+
+// holderStores maps the stores of the labelled runs of the contract to the
+// label every Locker over them gets (WithHolder), unless the test sets its
+// own: a label changes the value the store keeps, and the whole contract
+// must hold with it too.
+var holderStores sync.Map
+
+// labelledContract names the stores whose contract also runs with labelled
+// Lockers.
+var labelledContract = map[string]bool{"memory": true, "redis": true, "redlock": true}
 
 func forEachStore(t *testing.T, f func(t *testing.T, s core.Store, vanish func(string))) {
 	for _, sc := range contractStores {
 		t.Run(sc.name, func(t *testing.T) {
 			s, vanish := sc.open(t)
+			f(t, s, vanish)
+		})
+	}
+	for _, sc := range contractStores {
+		if !labelledContract[sc.name] {
+			continue
+		}
+		t.Run(sc.name+"+holder", func(t *testing.T) {
+			s, vanish := sc.open(t)
+			holderStores.Store(s, "pod-"+sc.name)
+			t.Cleanup(func() { holderStores.Delete(s) })
 			f(t, s, vanish)
 		})
 	}

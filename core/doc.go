@@ -22,4 +22,9 @@
 // Keys are hashed: the store sees prefix + "{" + base64(SHA-256(key)[:16]) + "}",
 // never the raw key, so user text can neither escape the namespace nor choose
 // a Redis Cluster slot.
+//
+// Locker.Inspect says who holds a key, for how long, its last fence and how
+// many wait for it, without changing anything; WithHolder names the instance
+// in that answer. The reqlock command (cmd/reqlock) asks the same from a
+// shell.
 package core

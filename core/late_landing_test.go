@@ -152,10 +152,16 @@ func TestDelayedExtendDoesNotCutLongerLease(t *testing.T) {
 }
 
 // An acquire whose caller gave up is cleaned up before it lands: when it
-// lands, it must not take the lock for nobody.
+// lands, it must not take the lock for nobody. A holder label, part of the
+// token and so of the cancel marker's name, changes nothing.
 func TestCancelledAcquireLandingLateTakesNothing(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { cancelledAcquireLandingLate(t) })
+	t.Run("holder", func(t *testing.T) { cancelledAcquireLandingLate(t, core.WithHolder("pod-a")) })
+}
+
+func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
 	px := startProxied(t)
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+	l := newLocker(core.NewRedisStore(px.via), append([]core.Option{core.WithTTL(10 * time.Second)}, opts...)...)
 	ctx := ctxT(t, 20*time.Second)
 	skey, _ := l.StoreKey("k")
 	// Load the acquire script, so that the held EVALSHA runs when it lands

@@ -42,7 +42,8 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 // Key is the key the lock was obtained for, as the caller gave it.
 func (lk *Lock) Key() string { return lk.key }
 
-// Token is the random value that proves ownership in the store.
+// Token is the random value that proves ownership in the store; with
+// WithHolder it ends in "." and the holder label.
 func (lk *Lock) Token() string { return lk.token }
 
 // Fence is a number strictly greater than that of every earlier holder of

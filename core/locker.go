@@ -25,6 +25,7 @@ type Locker struct {
 	log       *slog.Logger
 	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
 	telemetry *Telemetry    // nil: no metrics or spans
+	holder    string        // "." + the WithHolder label, or ""
 
 	dog     watchdog
 	waiters waitQueues
@@ -169,7 +170,7 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 // waiter, when not "", is the id of a wait that stands in the key's line
 // (the store is a Waker).
 func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool, waiter string) (*Lock, []byte, error) {
-	token := newToken()
+	token := l.labelled(newToken())
 	start := time.Now()
 	actx := ctx
 	if d := l.attemptTimeout(ctx); d > 0 {

@@ -22,6 +22,7 @@ type MemoryStore struct {
 type memoryLock struct {
 	token   string
 	expires time.Time // monotonic
+	fence   uint64    // the holder's, for Inspect
 }
 
 // minSweep is the map size below which expired entries are left for their
@@ -98,15 +99,17 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (Gran
 	if waiter != "" {
 		s.lines.leave(l.Key, waiter)
 	}
-	// A retried acquire that finds its own token keeps the lease it has if
-	// that is longer, as in Redis: the holder may have extended it since.
-	if until := now.Add(l.TTL); !until.Before(s.locks[l.Key].expires) || s.locks[l.Key].token != l.Token {
-		s.locks[l.Key] = memoryLock{token: l.Token, expires: until}
-	}
 	// One counter for every key is strictly increasing per key too, and
 	// leaves nothing behind for keys used once. Wall-clock microseconds as a
 	// floor keep fences growing across a restart of the process.
 	s.lastFence = max(s.lastFence+1, uint64(now.UnixMicro()))
+	// A retried acquire that finds its own token keeps the lease it has if
+	// that is longer, as in Redis: the holder may have extended it since.
+	cur := s.locks[l.Key]
+	if until := now.Add(l.TTL); !until.Before(cur.expires) || cur.token != l.Token {
+		cur.expires = until
+	}
+	s.locks[l.Key] = memoryLock{token: l.Token, expires: cur.expires, fence: s.lastFence}
 	if len(s.locks) >= s.sweepAt {
 		s.sweep(now)
 	}
@@ -145,8 +148,9 @@ func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
 			continue
 		}
 		// As in Redis, the lease only grows.
-		if until := now.Add(l.TTL); until.After(s.locks[l.Key].expires) {
-			s.locks[l.Key] = memoryLock{token: l.Token, expires: until}
+		if cur := s.locks[l.Key]; now.Add(l.TTL).After(cur.expires) {
+			cur.expires = now.Add(l.TTL)
+			s.locks[l.Key] = cur
 		}
 		out[i].Validity = validity(l.TTL)
 	}

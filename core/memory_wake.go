@@ -70,7 +70,7 @@ func (s *MemoryStore) handOffLocked(key string, now time.Time) string {
 		delete(s.locks, key)
 		return ""
 	}
-	s.locks[key] = memoryLock{token: reservedFor(head), expires: now.Add(HandOffTimeout)}
+	s.locks[key] = memoryLock{token: reservedFor(head), expires: now.Add(HandOffTimeout), fence: s.locks[key].fence}
 	return head
 }
 

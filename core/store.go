@@ -35,6 +35,8 @@ type Lease struct {
 	// its Redis Cluster slot.
 	Key string
 	// Token is the holder's random secret; only it can extend or release.
+	// It may end in '.' and the Locker's holder label (WithHolder): a store
+	// keeps and compares it whole.
 	// A token serves one acquire: once an attempt with it was cancelled
 	// (Canceler), it takes nothing for a while.
 	Token string

@@ -57,6 +57,19 @@
 // LockKey) and are hashed there whole: nothing the client sends, and none of
 // the braces in route templates, reaches Redis in clear.
 //
+// # Who holds a key
+//
+// To see who holds a request's lock, ask the Locker with the same LockKey
+// the middleware builds: the scope (Config.Scope, or DefaultScope of the
+// method and route template) and the raw key.
+//
+//	h, err := locker.Inspect(ctx, httplock.LockKey("POST /orders/{id}", userID))
+//
+// h says whether the key is held, by which instance (core.WithHolder), for
+// how long still, its last fence and how many wait in line; nothing changes
+// in the store. The reqlock command (cmd/reqlock) does the same from a
+// shell: reqlock inspect -scope "POST /orders/{id}" KEY.
+//
 // # Replay
 //
 // With Config.Replay set, the middleware is an idempotency layer as the

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// inspect is "reqlock inspect".
+func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reqlock inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	prefix := fs.String("prefix", core.DefaultPrefix, "the Locker's key prefix (core.WithPrefix)")
+	scope := fs.String("scope", "", `the HTTP scope of KEY, e.g. "POST /orders/{id}" (httplock.LockKey); empty: KEY is the Locker's key`)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the store")
+	cluster := fs.Bool("cluster", false, "REDIS_URL names a Redis Cluster")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: reqlock inspect [flags] KEY")
+		fs.PrintDefaults()
+	}
+	keys, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		return exitUsage // the flag package has said why
+	case len(keys) != 1:
+		fmt.Fprintf(stderr, "reqlock inspect: want one KEY, got %d arguments\n", len(keys))
+		fs.Usage()
+		return exitUsage
+	case keys[0] == "":
+		fmt.Fprintln(stderr, "reqlock inspect: KEY is empty")
+		return exitUsage
+	case strings.ContainsAny(*prefix, "{}"):
+		fmt.Fprintf(stderr, "reqlock inspect: -prefix %q must not contain '{' or '}'\n", *prefix)
+		return exitUsage
+	case *timeout <= 0:
+		fmt.Fprintln(stderr, "reqlock inspect: -timeout must be positive")
+		return exitUsage
+	}
+	key := keys[0]
+	if *scope != "" {
+		key = httplock.LockKey(*scope, key)
+	}
+
+	st, err := openStore(getenv("REDIS_URL"), *cluster, *timeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
+		return exitUsage
+	}
+	defer st.close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	locker := core.NewLocker(st.store, core.WithPrefix(*prefix))
+	h, err := locker.Inspect(ctx, key)
+	if err != nil {
+		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from Redis at %s: %v\n", h.StoreKey, st.where, err)
+		return exitStore
+	}
+	if *asJSON {
+		err = printJSON(stdout, h)
+	} else {
+		err = printText(stdout, h)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
+		return exitStore
+	}
+	return exitOK
+}
+
+// parseInterspersed parses flags before and after the positional
+// arguments, so that "inspect KEY -json" works; after "--" everything is
+// positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// printText prints h one field a line, "name  value", always the same
+// fields in the same order.
+func printText(w io.Writer, h core.Holding) error {
+	state := "free"
+	switch {
+	case h.HandedOff:
+		state = "handed off (to the next waiter in line)"
+	case h.Held:
+		state = "held"
+	}
+	holder := h.Holder
+	if holder == "" {
+		holder = "-"
+	}
+	_, err := fmt.Fprintf(w, "state    %s\nholder   %s\nlease    %v\nfence    %d\nwaiting  %d\nkey      %s\n",
+		state, holder, h.Lease.Round(time.Millisecond), h.Fence, h.Waiting, h.StoreKey)
+	return err
+}
+
+// holdingJSON is the -json form of a Holding.
+type holdingJSON struct {
+	Held      bool   `json:"held"`
+	HandedOff bool   `json:"handed_off"`
+	Holder    string `json:"holder"`
+	LeaseMs   int64  `json:"lease_ms"`
+	Fence     uint64 `json:"fence"`
+	Waiting   int    `json:"waiting"`
+	StoreKey  string `json:"store_key"`
+}
+
+func printJSON(w io.Writer, h core.Holding) error {
+	return json.NewEncoder(w).Encode(holdingJSON{
+		Held: h.Held, HandedOff: h.HandedOff, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
+		Fence: h.Fence, Waiting: h.Waiting, StoreKey: h.StoreKey,
+	})
+}
