@@ -169,7 +169,8 @@ type Config struct {
 	// when it is recording, it sets reqlock.outcome and, for a request that
 	// did not reach its handler, adds the event reqlock.rejected with
 	// reason (the outcome), http.response.status_code and, when there is
-	// one, retry_after_s. A noop TracerProvider turns that off. The
+	// one, retry_after_s. A noop TracerProvider turns that off, and a noop
+	// MeterProvider the metrics. The
 	// Locker's reqlock.acquire and reqlock.release spans (core.WithTelemetry)
 	// are children of the request's span: the engine passes the request's
 	// context to every Locker call.

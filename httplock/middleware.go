@@ -28,7 +28,7 @@ func New(cfg Config) func(http.Handler) http.Handler {
 		panic(fmt.Errorf("httplock.New: %w", err))
 	}
 	respond := e.cfg.Respond
-	observed := e.tel != nil
+	observed := e.tel != nil && e.tel.metrics
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if observed {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -44,10 +46,33 @@ const instrumentationName = "github.com/reqlock/reqlock/httplock"
 type telemetry struct {
 	requests metric.Int64Counter
 	wait     metric.Float64Histogram
-	spans    bool // annotate the request's span
+	metrics  bool // not the noop MeterProvider
+	spans    bool // not the noop TracerProvider: annotate the request's span
 	mode     Mode
 	custom   bool // Config.Scope is set: the scope is the application's
+
+	mu    sync.RWMutex
+	attrs map[attrKey]attrOpts // bounded by maxAttrSets
 }
+
+// attrKey is one combination of metric attributes.
+type attrKey struct {
+	scope, outcome string
+	status         int
+}
+
+// attrOpts are the measurement options of one attrKey, made once: building
+// an attribute set per request would cost allocations on every one.
+// Held as slices so that passing them on makes none.
+type attrOpts struct {
+	requests []metric.AddOption
+	wait     []metric.RecordOption
+}
+
+// maxAttrSets bounds the cache of attribute sets. The scope attribute is
+// bounded (see scopeAttr) and so is the rest; past the bound, sets are made
+// per request rather than kept.
+const maxAttrSets = 4096
 
 func newTelemetry(t *core.Telemetry, cfg Config) (*telemetry, error) {
 	mp, tp := t.MeterProvider, t.TracerProvider
@@ -58,6 +83,7 @@ func newTelemetry(t *core.Telemetry, cfg Config) (*telemetry, error) {
 		tp = otel.GetTracerProvider()
 	}
 	_, noSpans := tp.(tracenoop.TracerProvider)
+	_, noMetrics := mp.(metricnoop.MeterProvider)
 	meter := mp.Meter(instrumentationName)
 	requests, err := meter.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
 		metric.WithDescription("Requests through the reqlock middleware, by what it did with them."))
@@ -70,7 +96,10 @@ func newTelemetry(t *core.Telemetry, cfg Config) (*telemetry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Telemetry: %w", ErrInvalidConfig, err)
 	}
-	return &telemetry{requests: requests, wait: wait, spans: !noSpans, mode: cfg.Mode, custom: cfg.Scope != ""}, nil
+	return &telemetry{
+		requests: requests, wait: wait, metrics: !noMetrics, spans: !noSpans,
+		mode: cfg.Mode, custom: cfg.Scope != "", attrs: make(map[attrKey]attrOpts),
+	}, nil
 }
 
 // observation is what the engine noted about one request while telemetry is
@@ -92,14 +121,12 @@ func (t *telemetry) record(ctx context.Context, scope string, o *observation, re
 	case !panicked:
 		status = statusOf(o.w)
 	}
-	attrs := [3]attribute.KeyValue{attrScope.String(t.scopeAttr(scope)), attrOutcome.String(outcome), attrStatus.Int(status)}
-	n := len(attrs)
-	if status == 0 {
-		n-- // not known: the handler's writer does not tell
-	}
-	t.requests.Add(ctx, 1, metric.WithAttributes(attrs[:n]...))
-	if o.tried {
-		t.wait.Record(ctx, o.waited.Seconds(), metric.WithAttributes(attrs[:2]...))
+	if t.metrics {
+		opts := t.options(attrKey{t.scopeAttr(scope), outcome, status})
+		t.requests.Add(ctx, 1, opts.requests...)
+		if o.tried {
+			t.wait.Record(ctx, o.waited.Seconds(), opts.wait...)
+		}
 	}
 	if !t.spans {
 		return
@@ -108,7 +135,7 @@ func (t *telemetry) record(ctx context.Context, scope string, o *observation, re
 	if !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(attrs[1])
+	span.SetAttributes(attrOutcome.String(outcome))
 	if rej != nil {
 		ev := []attribute.KeyValue{attrReason.String(outcome), attrStatus.Int(rej.Status)}
 		if rej.RetryAfter > 0 {
@@ -116,6 +143,31 @@ func (t *telemetry) record(ctx context.Context, scope string, o *observation, re
 		}
 		span.AddEvent(EventRejected, trace.WithAttributes(ev...))
 	}
+}
+
+// options returns the measurement options of k, made once.
+func (t *telemetry) options(k attrKey) attrOpts {
+	t.mu.RLock()
+	opts, ok := t.attrs[k]
+	t.mu.RUnlock()
+	if ok {
+		return opts
+	}
+	scoped := []attribute.KeyValue{attrScope.String(k.scope), attrOutcome.String(k.outcome)}
+	all := scoped
+	if k.status != 0 { // 0: not known, as the handler's writer does not tell
+		all = append(all[:2:2], attrStatus.Int(k.status))
+	}
+	opts = attrOpts{
+		requests: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(all...))},
+		wait:     []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(scoped...))},
+	}
+	t.mu.Lock()
+	if len(t.attrs) < maxAttrSets {
+		t.attrs[k] = opts
+	}
+	t.mu.Unlock()
+	return opts
 }
 
 // statusOf is the status a writer reports, or 0: the replay capture, Gin's
