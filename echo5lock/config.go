@@ -25,8 +25,8 @@ type Config struct {
 	Key KeyFunc
 
 	// Config holds the locking fields (Locker, Mode, MaxWait, Scope,
-	// FailOpen, …), which mean what they mean in httplock; an empty Scope is
-	// method + c.Path(). Embedded so that every option the engine gains is
+	// FailOpen, Telemetry, …), which mean what they mean in httplock; an
+	// empty Scope is method + c.Path(). Embedded so that every option the engine gains is
 	// an option here too. Its Key and Respond are for net/http and must stay
 	// nil: set Key and ErrorHandler above.
 	httplock.Config

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/httplock"
@@ -22,10 +23,32 @@ var echo5Framework = httpcases.Framework{
 		t.Cleanup(srv.Close)
 		return srv.URL
 	},
+	ServeTraced: func(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+		srv := httptest.NewServer(newEcho(routes, serverSpan(tp)))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	},
 }
 
-func newEcho(routes []httpcases.Route) *echo.Echo {
+// serverSpan stands in for OpenTelemetry instrumentation of Echo v5: a
+// server span around each request, on the request's context.
+func serverSpan(tp trace.TracerProvider) echo.MiddlewareFunc {
+	tracer := tp.Tracer("echo5lock_test")
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			req := c.Request()
+			ctx, span := tracer.Start(req.Context(), req.Method+" "+c.Path(), trace.WithSpanKind(trace.SpanKindServer))
+			defer span.End()
+			c.SetRequest(req.WithContext(ctx))
+			return next(c)
+		}
+	}
+}
+
+// newEcho serves routes, with outer middleware (instrumentation) first.
+func newEcho(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
 	e := echo.New()
+	e.Use(outer...)
 	e.HTTPErrorHandler = func(c *echo.Context, err error) {
 		if echo5lock.RenderProblem(c, err) {
 			return
@@ -75,3 +98,5 @@ func keyFunc(k httpcases.KeySource) echo5lock.KeyFunc {
 }
 
 func TestEndToEnd(t *testing.T) { httpcases.Run(t, echo5Framework) }
+
+func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, echo5Framework) }

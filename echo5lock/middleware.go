@@ -56,13 +56,19 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			}
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
+			rw := res
+			if cfg.Telemetry != nil {
+				if er, err := echo.UnwrapResponse(res); err == nil {
+					rw = statusResponse{res, er}
+				}
+			}
 			var herr error
-			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call
 				}
-				if w == res {
+				if w == rw {
 					herr = next(c)
 					return nil // replay is off: nothing is recorded
 				}

@@ -75,6 +75,10 @@ type Config struct {
 	// response is recorded, so the answer the app's error handler gives is
 	// the one replayed.
 	Replay *httplock.ReplayConfig
+	// Telemetry, when set, turns on the middleware's OpenTelemetry metrics
+	// and annotates each request's span, as httplock.Config.Telemetry says;
+	// nil: off.
+	Telemetry *core.Telemetry
 }
 
 // DefaultConfig holds the defaults New starts from.
@@ -98,5 +102,6 @@ func (c Config) engineConfig() httplock.Config {
 		StoreTimeout:  c.StoreTimeout,
 		Logger:        c.Logger,
 		Replay:        c.Replay,
+		Telemetry:     c.Telemetry,
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/labstack/echo/otelecho"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/httplock"
@@ -22,10 +24,17 @@ var echoFramework = httpcases.Framework{
 		t.Cleanup(srv.Close)
 		return srv.URL
 	},
+	ServeTraced: func(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+		srv := httptest.NewServer(newEcho(routes, otelecho.Middleware("server", otelecho.WithTracerProvider(tp))))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	},
 }
 
-func newEcho(routes []httpcases.Route) *echo.Echo {
+// newEcho serves routes, with outer middleware (instrumentation) first.
+func newEcho(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
 	e := echo.New()
+	e.Use(outer...)
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
 		if echolock.RenderProblem(c, err) {
@@ -60,7 +69,7 @@ func config(rt httpcases.Route) echolock.Config {
 		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
 		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
 		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay,
+		Replay: l.Replay, Telemetry: l.Telemetry,
 	}
 }
 
@@ -83,3 +92,5 @@ func keyFunc(k httpcases.KeySource) echolock.KeyFunc {
 }
 
 func TestEndToEnd(t *testing.T) { httpcases.Run(t, echoFramework) }
+
+func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, echoFramework) }

@@ -49,8 +49,12 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 			}
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
+			var rw http.ResponseWriter = res
+			if cfg.Telemetry != nil {
+				rw = statusResponse{res, res}
+			}
 			var herr error
-			_, rej := e.ServeResponse(res, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					c.Set(lockKey, lk)
@@ -59,7 +63,7 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 						c.Set(lockKey, nil)
 					}()
 				}
-				if w == http.ResponseWriter(res) {
+				if w == rw {
 					herr = next(c)
 					return nil // replay is off: nothing is recorded
 				}

@@ -67,6 +67,10 @@ type Config struct {
 	// it to later requests with the same key, as httplock.ReplayConfig
 	// says; nil: off. A replayed request's chain is aborted.
 	Replay *httplock.ReplayConfig
+	// Telemetry, when set, turns on the middleware's OpenTelemetry metrics
+	// and annotates each request's span, as httplock.Config.Telemetry says;
+	// nil: off.
+	Telemetry *core.Telemetry
 }
 
 func (c Config) engineConfig() httplock.Config {
@@ -83,6 +87,7 @@ func (c Config) engineConfig() httplock.Config {
 		StoreTimeout:  c.StoreTimeout,
 		Logger:        c.Logger,
 		Replay:        c.Replay,
+		Telemetry:     c.Telemetry,
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
@@ -18,17 +21,26 @@ import (
 var ginFramework = httpcases.Framework{
 	Name: "gin",
 	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		r := gin.New()
-		r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
-			c.AbortWithStatus(http.StatusInternalServerError)
-		}), auth)
-		for _, rt := range routes {
-			r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(config(rt)), gin.WrapF(rt.Handler))
-		}
-		srv := httptest.NewServer(r)
-		t.Cleanup(srv.Close)
-		return srv.URL
+		return serveGin(t, nil, routes)
 	},
+	ServeTraced: serveGin,
+}
+
+// serveGin serves routes, under otelgin when tp is set.
+func serveGin(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+	r := gin.New()
+	if tp != nil {
+		r.Use(otelgin.Middleware("server", otelgin.WithTracerProvider(tp), otelgin.WithMeterProvider(metricnoop.NewMeterProvider())))
+	}
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+		c.AbortWithStatus(http.StatusInternalServerError)
+	}), auth)
+	for _, rt := range routes {
+		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(config(rt)), gin.WrapF(rt.Handler))
+	}
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // auth stands in for auth and timeout middleware.
@@ -49,7 +61,7 @@ func config(rt httpcases.Route) ginlock.Config {
 		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
 		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
 		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay,
+		Replay: l.Replay, Telemetry: l.Telemetry,
 	}
 }
 
@@ -72,3 +84,5 @@ func keyFunc(k httpcases.KeySource) ginlock.KeyFunc {
 }
 
 func TestEndToEnd(t *testing.T) { httpcases.Run(t, ginFramework) }
+
+func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, ginFramework) }

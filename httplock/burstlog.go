@@ -7,6 +7,20 @@ import (
 	"time"
 )
 
+// The attribute names of the middleware's log lines, stable for log
+// queries: the scope, what the engine did with the request (an Outcome
+// constant) or, for a line about no one request's outcome, why it logs.
+// Besides them: "error", and "suppressed_since_last" for a burst. No line
+// carries a key.
+const (
+	logScope   = "reqlock.scope"
+	logOutcome = "reqlock.outcome"
+	logReason  = "reqlock.reason"
+
+	reasonNoContextValue = "no_context_value"
+	reasonReleaseFailed  = "release_failed"
+)
+
 // burstQuiet is how long a message stays quiet after it was logged.
 const burstQuiet = 10 * time.Second
 

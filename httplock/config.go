@@ -131,6 +131,50 @@ type Config struct {
 	// The Locker's store must keep records: RedisStore and MemoryStore do,
 	// RedlockStore does not, and is refused with ErrInvalidConfig.
 	Replay *ReplayConfig
+
+	// Telemetry, when set, turns on the middleware's OpenTelemetry metrics
+	// and annotates each request's span; nil: off, and the request path
+	// does no telemetry work. A nil provider in it is the global one, read
+	// when the middleware is built. reqlock uses the OpenTelemetry API
+	// only: the application picks the SDK and exporter.
+	//
+	// Metrics (the Meter is named "github.com/reqlock/reqlock/httplock"):
+	//
+	//	reqlock.http.requests        Counter {request}: every request, with
+	//	                             reqlock.scope, reqlock.outcome and, when
+	//	                             known, http.response.status_code
+	//	reqlock.http.wait.duration   Histogram s: the time spent getting the
+	//	                             key (the one attempt in Reject mode),
+	//	                             with reqlock.scope and reqlock.outcome
+	//
+	// reqlock.outcome is one of the Outcome constants: locked, unlocked,
+	// fail_open, lock_lost, replayed, rejected, wait_timeout,
+	// too_many_waiters, unavailable, client_gone, key_missing, key_invalid,
+	// key_too_long, key_misconfigured, fingerprint_mismatch,
+	// body_too_large, body_unreadable, record_unreadable, misconfigured.
+	// The status is the one the engine answered with (Rejection.Status: 499
+	// for client_gone; a Respond of your own may send another), the replayed
+	// one, or the handler's when its writer tells (always with Replay; Gin,
+	// Echo and New otherwise, not Serve or ServeRequest).
+	//
+	// reqlock.scope is the lock scope: Scope as given, or the default
+	// method + route template with a method outside the standard nine
+	// (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) named
+	// "_OTHER", so that the client cannot make new metric streams. Neither
+	// the key nor its hash is ever an attribute. A caller of Serve that
+	// leaves Scope empty must pass a default-style scope too.
+	//
+	// Spans: the middleware makes none of its own. On the request's span
+	// (trace.SpanFromContext, as otelhttp, otelgin or otelecho started it),
+	// when it is recording, it sets reqlock.outcome and, for a request that
+	// did not reach its handler, adds the event reqlock.rejected with
+	// reason (the outcome), http.response.status_code and, when there is
+	// one, retry_after_s. A noop TracerProvider turns that off, and a noop
+	// MeterProvider the metrics. The
+	// Locker's reqlock.acquire and reqlock.release spans (core.WithTelemetry)
+	// are children of the request's span: the engine passes the request's
+	// context to every Locker call.
+	Telemetry *core.Telemetry
 }
 
 // withDefaults fills zero fields and checks the rest.

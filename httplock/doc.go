@@ -110,6 +110,26 @@
 // that one user's key cannot fetch another's response. The Locker's store
 // must keep records (Redis, Cluster, Sentinel, memory; not Redlock).
 //
+// # Telemetry
+//
+// Config.Telemetry (nil: off) turns on OpenTelemetry metrics and annotates
+// each request's span, through the OpenTelemetry API only:
+//
+//	reqlock.http.requests        Counter {request}; reqlock.scope,
+//	                             reqlock.outcome, http.response.status_code
+//	reqlock.http.wait.duration   Histogram s; reqlock.scope, reqlock.outcome
+//
+// reqlock.outcome names what the engine did with the request (the Outcome
+// constants): locked, unlocked, fail_open, lock_lost, replayed, rejected,
+// wait_timeout, too_many_waiters, unavailable, client_gone, key_missing,
+// key_invalid, key_too_long, key_misconfigured, fingerprint_mismatch,
+// body_too_large, body_unreadable, record_unreadable, misconfigured. The
+// request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,
+// and the event reqlock.rejected when the handler did not run. No key, and
+// no hash of one, is ever an attribute; see Config.Telemetry for the scope.
+// Log lines carry reqlock.scope, reqlock.outcome or reqlock.reason, and
+// error.
+//
 // # Notes
 //
 //   - net/http notices a client disconnect only once the request body has

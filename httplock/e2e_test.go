@@ -5,25 +5,38 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // netHTTP serves each route on a ServeMux pattern, its handler wrapped by
-// the middleware, as the docs tell users to.
+// the middleware, as the docs tell users to; traced, under otelhttp.
 var netHTTP = httpcases.Framework{
 	Name: "net/http",
 	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		mux := http.NewServeMux()
-		for _, rt := range routes {
-			cfg := rt.Lock
-			cfg.Key = keyFunc(rt.Key)
-			mux.Handle(rt.Method+" "+rt.Path, httplock.New(cfg)(rt.Handler))
-		}
-		srv := httptest.NewServer(httpcases.Recover(httpcases.WithUser(mux)))
-		t.Cleanup(srv.Close)
-		return srv.URL
+		return serveMux(t, nil, routes)
 	},
+	ServeTraced: serveMux,
+}
+
+func serveMux(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		cfg := rt.Lock
+		cfg.Key = keyFunc(rt.Key)
+		mux.Handle(rt.Method+" "+rt.Path, httplock.New(cfg)(rt.Handler))
+	}
+	h := httpcases.Recover(httpcases.WithUser(mux))
+	if tp != nil {
+		h = otelhttp.NewHandler(h, "server", otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func keyFunc(k httpcases.KeySource) httplock.KeyFunc {
@@ -45,3 +58,5 @@ func keyFunc(k httpcases.KeySource) httplock.KeyFunc {
 }
 
 func TestEndToEnd(t *testing.T) { httpcases.Run(t, netHTTP) }
+
+func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, netHTTP) }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/reqlock/reqlock/core"
 )
@@ -17,6 +18,7 @@ import (
 type Engine struct {
 	cfg     Config
 	replay  *replayOpts // nil: replay off
+	tel     *telemetry  // nil: telemetry off
 	waiting waiters
 	noValue sync.Once // warns of ErrNoContextValue
 }
@@ -32,6 +34,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg}
 	if cfg.Replay != nil {
 		if e.replay, err = cfg.Replay.withDefaults(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Telemetry != nil {
+		if e.tel, err = newTelemetry(cfg.Telemetry, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -110,12 +117,32 @@ func (e *Engine) Serve(ctx context.Context, scope, key string, keyErr error, nex
 // serve is the one acquire → run → release flow: Serve, and ServeRequest
 // when r is not nil, and ServeResponse when w is not nil too.
 func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error) (replayed bool, rej *Rejection) {
+	if e.tel == nil {
+		return e.run(ctx, r, w, scope, key, keyErr, next, nil)
+	}
+	return e.serveObserved(ctx, r, w, scope, key, keyErr, next)
+}
+
+// serveObserved is serve with telemetry on: the request is counted even
+// when its handler panics.
+func (e *Engine) serveObserved(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error) (replayed bool, rej *Rejection) {
+	var o observation
+	returned := false
+	defer func() { e.tel.record(ctx, scope, &o, rej, !returned) }()
+	replayed, rej = e.run(ctx, r, w, scope, key, keyErr, next, &o)
+	returned = true
+	return replayed, rej
+}
+
+// run is serve's flow; o, when not nil, takes notes for telemetry.
+func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error, o *observation) (replayed bool, rej *Rejection) {
 	switch {
 	case errors.Is(keyErr, ErrNoContextValue):
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
-		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", scope, keyErr, "scope", scope)
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", scope, keyErr,
+			logScope, scope, logOutcome, OutcomeKeyMisconfigured)
 		return false, reject(ErrKeyMisconfigured, keyErr, 0)
 	}
 	switch {
@@ -124,6 +151,9 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 	case key == "" && e.cfg.KeyRequired:
 		return false, reject(ErrKeyMissing, nil, 0)
 	case key == "":
+		if o != nil {
+			o.outcome, o.w = OutcomeUnlocked, w
+		}
 		_ = next(ctx, w) // unlocked: there is nothing to record
 		return false, nil
 	case len(key) > MaxKeyLen:
@@ -133,7 +163,8 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 	var fingerprint []byte
 	if rp != nil {
 		if w == nil {
-			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", scope, errNoWriter, "scope", scope)
+			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", scope, errNoWriter,
+				logScope, scope, logOutcome, OutcomeMisconfigured)
 			return false, reject(ErrInvalidConfig, errNoWriter, 0)
 		}
 		body, rej := e.readBody(ctx, r, rp.maxRequest)
@@ -146,13 +177,26 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 	if rp != nil {
 		ahead = nil // read whole already, for the fingerprint
 	}
-	lk, record, rej := e.acquire(ctx, ahead, LockKey(scope, key), rp != nil)
+	var start time.Time
+	if o != nil {
+		start = time.Now()
+	}
+	lk, record, rej := e.acquire(ctx, ahead, scope, LockKey(scope, key), rp != nil)
+	if o != nil {
+		o.waited, o.tried = time.Since(start), true
+	}
 	switch {
 	case rej != nil:
 		return false, rej
 	case record != nil:
-		return e.replayRecord(w, r, record, fingerprint)
+		if o != nil {
+			o.outcome, o.w = OutcomeReplayed, w
+		}
+		return e.replayRecord(w, r, scope, record, fingerprint)
 	case lk == nil: // fail-open
+		if o != nil {
+			o.outcome, o.w = OutcomeFailOpen, w
+		}
 		_ = next(ctx, w) // unlocked: there is nothing to record
 		return false, nil
 	}
@@ -162,15 +206,21 @@ func (e *Engine) serve(ctx context.Context, r *http.Request, w http.ResponseWrit
 		c = newCapture(w, rp)
 		w = c
 	}
+	if o != nil {
+		o.outcome, o.w = OutcomeLocked, w
+	}
 	answered := false
 	defer func() {
+		if o != nil && errors.Is(context.Cause(lctx), core.ErrLockLost) {
+			o.outcome = OutcomeLockLost
+		}
 		cancel()
 		if answered && c != nil {
-			e.releaseRecording(ctx, lk, c.response(rp, fingerprint))
+			e.releaseRecording(ctx, lk, scope, c.response(rp, fingerprint))
 			return
 		}
 		// No record for a handler that panicked or failed mid-response.
-		e.release(ctx, lk)
+		e.release(ctx, lk, scope)
 	}()
 	answered = next(lctx, w) == nil
 	return false, nil
@@ -186,7 +236,7 @@ func (e *Engine) warnNoValue(scope string) {
 			action = "answering 400"
 		}
 		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; "+action+
-			" (logged once). Is the lock middleware placed before the one that sets the value?", "scope", scope)
+			" (logged once). Is the lock middleware placed before the one that sets the value?", logScope, scope, logReason, reasonNoContextValue)
 	})
 }
 
@@ -194,7 +244,7 @@ func (e *Engine) warnNoValue(scope string) {
 // record (only withRecord: the acquire and the look-up are one round trip),
 // or a rejection, or none of them: the store failed and FailOpen says to
 // run anyway.
-func (e *Engine) acquire(ctx context.Context, r *http.Request, key string, withRecord bool) (*core.Lock, []byte, *Rejection) {
+func (e *Engine) acquire(ctx context.Context, r *http.Request, scope, key string, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	wctx := ctx
 	if e.cfg.Mode == Wait {
 		// MaxWait bounds all of the wait, the first attempt included: a
@@ -217,10 +267,10 @@ func (e *Engine) acquire(ctx context.Context, r *http.Request, key string, withR
 	case err == nil:
 		return lk, record, nil
 	case !errors.Is(err, core.ErrNotObtained):
-		lk, rej := e.storeFailed(ctx, err)
+		lk, rej := e.storeFailed(ctx, scope, err)
 		return lk, nil, rej
 	case e.cfg.Mode == Wait:
-		return e.wait(ctx, wctx, r, key, err, withRecord)
+		return e.wait(ctx, wctx, r, scope, key, err, withRecord)
 	}
 	return nil, nil, e.locked(err)
 }
@@ -233,15 +283,20 @@ func (e *Engine) locked(err error) *Rejection {
 
 // storeFailed handles an error that is not "someone else holds it": the
 // client left, or the store failed and we fail open or closed.
-func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejection) {
+//
+// The warnings are one burst per Locker, whichever routes see the outage:
+// reqlock.scope names the route that logged it.
+func (e *Engine) storeFailed(ctx context.Context, scope string, err error) (*core.Lock, *Rejection) {
 	if clientGone(ctx) {
 		return nil, reject(ErrClientGone, err, 0)
 	}
 	if e.cfg.FailOpen {
-		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", e.cfg.Locker, err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", e.cfg.Locker, err,
+			logScope, scope, logOutcome, OutcomeFailOpen)
 		return nil, nil
 	}
-	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", e.cfg.Locker, err)
+	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", e.cfg.Locker, err,
+		logScope, scope, logOutcome, OutcomeUnavailable)
 	return nil, reject(ErrUnavailable, err, retryAfter(e.cfg.RetryAfter, 0))
 }
 
@@ -250,12 +305,13 @@ func (e *Engine) storeFailed(ctx context.Context, err error) (*core.Lock, *Rejec
 // answer is retried by the Lock itself, in the background, until it is done
 // or the lease has run out; here it is only logged, and the response does
 // not wait for those retries.
-func (e *Engine) release(ctx context.Context, lk *core.Lock) {
+func (e *Engine) release(ctx context.Context, lk *core.Lock, scope string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StoreTimeout)
 	defer cancel()
 	err := lk.Release(rctx)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
-		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", e.cfg.Locker, err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", e.cfg.Locker, err,
+			logScope, scope, logReason, reasonReleaseFailed)
 	}
 }
 

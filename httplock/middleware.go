@@ -28,8 +28,12 @@ func New(cfg Config) func(http.Handler) http.Handler {
 		panic(fmt.Errorf("httplock.New: %w", err))
 	}
 	respond := e.cfg.Respond
+	observed := e.tel != nil && e.tel.metrics
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if observed {
+				w = &statusWriter{w: w} // for the status the metrics report
+			}
 			key, kerr := cfg.Key(r)
 			ctx := r.Context()
 			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, w http.ResponseWriter) error {

@@ -67,7 +67,7 @@ func FuzzReplayOnlyForItsFingerprint(f *testing.F) {
 		rec := (&response{status: 201, body: []byte("first"), fingerprint: e.replay.fingerprint(r1, b1)}).encode()
 		same := m1 == m2 && r1.URL.EscapedPath() == r2.URL.EscapedPath() && q1 == q2 && bytes.Equal(b1, b2)
 		w := httptest.NewRecorder()
-		replayed, rej := e.replayRecord(w, r2, rec, e.replay.fingerprint(r2, b2))
+		replayed, rej := e.replayRecord(w, r2, "fuzz", rec, e.replay.fingerprint(r2, b2))
 		switch {
 		case same && (!replayed || w.Body.String() != "first"):
 			t.Fatalf("same request not replayed: %v", rej)

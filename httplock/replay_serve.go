@@ -43,10 +43,11 @@ func (e *Engine) readBody(ctx context.Context, r *http.Request, limit int64) ([]
 
 // replayRecord answers a request whose key has a record: the recorded
 // response when the fingerprints match, else a rejection.
-func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, record, fingerprint []byte) (bool, *Rejection) {
+func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, scope string, record, fingerprint []byte) (bool, *Rejection) {
 	resp, err := decodeResponse(record)
 	if err != nil {
-		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: a key's record cannot be read; answering 500", e.cfg.Locker, err)
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: a key's record cannot be read; answering 500", e.cfg.Locker, err,
+			logScope, scope, logOutcome, OutcomeRecordUnreadable)
 		return false, reject(ErrRecordUnreadable, err, 0)
 	}
 	if subtle.ConstantTimeCompare(resp.fingerprint, fingerprint) != 1 {
@@ -83,15 +84,16 @@ func bodyAllowed(status int) bool {
 // The store writes the record only while the lock's token still holds it:
 // a holder that lost its lock, or paused past its lease while another took
 // the key, records nothing, and its response stays its client's alone.
-func (e *Engine) releaseRecording(ctx context.Context, lk *core.Lock, resp *response) {
+func (e *Engine) releaseRecording(ctx context.Context, lk *core.Lock, scope string, resp *response) {
 	if resp == nil {
-		e.release(ctx, lk)
+		e.release(ctx, lk, scope)
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StoreTimeout)
 	defer cancel()
 	err := lk.ReleaseRecording(rctx, resp.encode(), e.replay.retention)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
-		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it, with its record, in the background until the lease ends", e.cfg.Locker, err)
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it, with its record, in the background until the lease ends", e.cfg.Locker, err,
+			logScope, scope, logReason, reasonReleaseFailed)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // each store round trip inside it, so a store that hangs mid-wait is noticed
 // within StoreTimeout rather than at MaxWait. The Locker queues the waiters
 // of a key locally, in order, and wakes them on a local release.
-func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, taken error, withRecord bool) (*core.Lock, []byte, *Rejection) {
+func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, scope, key string, taken error, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	if !e.waiting.join(key, e.cfg.MaxWaiters) {
 		return nil, nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))
 	}
@@ -43,7 +43,7 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, ta
 	case err == nil && clientGone(ctx):
 		// Got it just as the client left: nobody to run it for.
 		if lk != nil {
-			e.release(ctx, lk)
+			e.release(ctx, lk, scope)
 		}
 		return nil, nil, reject(ErrClientGone, ctx.Err(), 0)
 	case err == nil:
@@ -51,7 +51,7 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, key string, ta
 	case clientGone(ctx):
 		return nil, nil, reject(ErrClientGone, err, 0)
 	case !errors.Is(err, core.ErrNotObtained):
-		lk, rej := e.storeFailed(ctx, err)
+		lk, rej := e.storeFailed(ctx, scope, err)
 		return lk, nil, rej
 	default:
 		return nil, nil, e.locked(err)

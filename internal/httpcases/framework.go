@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reqlock/reqlock/httplock"
 )
 
@@ -22,6 +24,10 @@ type Framework struct {
 	// recover panics outside the lock middleware with a 500, as a real app's
 	// recovery middleware would.
 	Serve func(t *testing.T, routes []Route) string
+	// ServeTraced is Serve with the framework's OpenTelemetry
+	// instrumentation outermost (otelhttp, otelgin, otelecho, or a stand-in
+	// where there is none), starting a server span per request from tp.
+	ServeTraced func(t *testing.T, tp trace.TracerProvider, routes []Route) string
 }
 
 // Route is one route of a test server.
