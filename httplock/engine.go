@@ -141,8 +141,9 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
-		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", scope, keyErr,
-			logScope, scope, logOutcome, OutcomeKeyMisconfigured)
+		logged := boundedScope(scope, e.cfg.Scope != "")
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", logged, keyErr,
+			logScope, logged, logOutcome, OutcomeKeyMisconfigured)
 		return false, reject(ErrKeyMisconfigured, keyErr, 0)
 	}
 	switch {
@@ -163,8 +164,9 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 	var fingerprint []byte
 	if rp != nil {
 		if w == nil {
-			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", scope, errNoWriter,
-				logScope, scope, logOutcome, OutcomeMisconfigured)
+			logged := boundedScope(scope, e.cfg.Scope != "")
+			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", logged, errNoWriter,
+				logScope, logged, logOutcome, OutcomeMisconfigured)
 			return false, reject(ErrInvalidConfig, errNoWriter, 0)
 		}
 		body, rej := e.readBody(ctx, r, rp.maxRequest)
@@ -236,7 +238,8 @@ func (e *Engine) warnNoValue(scope string) {
 			action = "answering 400"
 		}
 		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; "+action+
-			" (logged once). Is the lock middleware placed before the one that sets the value?", logScope, scope, logReason, reasonNoContextValue)
+			" (logged once). Is the lock middleware placed before the one that sets the value?",
+			logScope, boundedScope(scope, e.cfg.Scope != ""), logReason, reasonNoContextValue)
 	})
 }
 

@@ -137,3 +137,38 @@ func TestEachMisconfiguredRouteIsLogged(t *testing.T) {
 		t.Fatalf("route POST /b answered 500 key_misconfigured but nothing logged it; log:\n%s", buf.String())
 	}
 }
+
+// TestInventedMethodsDoNotMultiplyMisconfigurationLogs: the burst log of a
+// misconfigured key is kept per scope, and a default scope starts with the
+// client's method. Invented methods all count as "_OTHER", so a client
+// cannot make the log (or the map behind its bursts) grow one entry per
+// method.
+func TestInventedMethodsDoNotMultiplyMisconfigurationLogs(t *testing.T) {
+	var buf syncBuf
+	lg := slog.New(slog.NewTextHandler(&buf, nil))
+	mw := httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()),
+		Key: httplock.FromContext(userCtxKey{}), Logger: lg})
+	mux := http.NewServeMux()
+	mux.Handle("/invented", mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userCtxKey{}, structUser{7})))
+	}))
+	defer srv.Close()
+	for i := range 200 {
+		req, _ := http.NewRequest(fmt.Sprintf("X%d", i), srv.URL+"/invented", nil)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 500 {
+			t.Fatalf("method X%d: got %d, want 500", i, resp.StatusCode)
+		}
+	}
+	if n := strings.Count(buf.String(), "key_misconfigured"); n != 1 {
+		t.Fatalf("200 invented methods on one misconfigured route logged %d lines, want 1:\n%.2000s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "_OTHER /invented") {
+		t.Fatalf("the log line does not name the route as _OTHER /invented:\n%s", buf.String())
+	}
+}

@@ -182,13 +182,17 @@ func statusOf(w http.ResponseWriter) int {
 	return 0
 }
 
-// scopeAttr is the scope as a metric attribute. A scope the application set
-// is used as it is. A default scope starts with the request's method, which
-// the client chooses: one outside the standard ones becomes "_OTHER", so
-// that invented methods cannot make new metric streams. The route template
-// after it is the router's, one per route.
-func (t *telemetry) scopeAttr(scope string) string {
-	if t.custom {
+// scopeAttr is the scope as a metric attribute: boundedScope.
+func (t *telemetry) scopeAttr(scope string) string { return boundedScope(scope, t.custom) }
+
+// boundedScope is the scope as metrics and logs name it. A scope the
+// application set (custom) is used as it is. A default scope starts with
+// the request's method, which the client chooses: one outside the standard
+// ones becomes "_OTHER", so that invented methods can make neither new
+// metric streams nor new burst-log entries. The route template after it is
+// the router's, one per route.
+func boundedScope(scope string, custom bool) string {
+	if custom {
 		return scope
 	}
 	method, route, hasRoute := strings.Cut(scope, " ")
