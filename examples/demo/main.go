@@ -6,10 +6,12 @@
 //
 //	go run ./examples/demo                                   # memory store
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/demo
+//	go run ./examples/demo -metrics                          # and print reqlock's metrics
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -42,6 +44,9 @@ var scenarios = []scenario{
 }
 
 func main() {
+	printMetrics := flag.Bool("metrics", false, "record reqlock's OpenTelemetry metrics and print them at the end")
+	flag.Parse()
+
 	store, which, closeStore, err := storeenv.Open()
 	if err != nil {
 		log.Fatal(err)
@@ -51,8 +56,16 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
+	var m *meter
+	var lockerOpts []core.Option
+	if *printMetrics {
+		m = newMeter()
+		httpTelemetry = m.telemetry()
+		lockerOpts = append(lockerOpts, core.WithTelemetry(*httpTelemetry))
+	}
+
 	fmt.Printf("%d concurrent POST /orders from one user per run; the handler takes %v; %s\n\n", burst, work, which)
-	rows, err := runAll(ctx, core.NewLocker(store))
+	rows, err := runAll(ctx, core.NewLocker(store, lockerOpts...))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -62,12 +75,19 @@ func main() {
 	fmt.Println("5 waiters max: one runs, five queue, the rest get 429 + Retry-After.")
 
 	fmt.Printf("\nReplay: a client gives up on POST /orders after %v while the handler takes %v,\nthen retries with the same Idempotency-Key\n\n", work/5, work)
-	replays, err := runReplay(ctx, core.NewLocker(store))
+	replays, err := runReplay(ctx, core.NewLocker(store, lockerOpts...))
 	if err != nil {
 		log.Fatal(err)
 	}
 	printReplay(os.Stdout, replays)
 	fmt.Println("\nThe retry waits for the first run and gets its response again: one order, however often the client asks.")
+
+	if m != nil {
+		fmt.Println("\nWhat reqlock's metrics said about all of the above:")
+		if err := m.print(ctx, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
 // row is one line of the table: one burst at one server.

@@ -83,7 +83,7 @@ func ginServer(s *server, l *core.Locker, sc scenario) http.Handler {
 		key = httplock.Join(key, ginlock.IdempotencyKey())
 	}
 	r.POST("/orders", ginlock.New(ginlock.Config{
-		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	}), func(c *gin.Context) {
 		c.JSON(http.StatusCreated, s.handle())
 	})
@@ -101,7 +101,7 @@ func echoServer(s *server, l *core.Locker, sc scenario) http.Handler {
 		key = httplock.Join(key, echolock.IdempotencyKey())
 	}
 	lock := echolock.WithConfig(echolock.Config{
-		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	})
 	e.POST("/orders", func(c echo.Context) error {
 		return c.JSON(http.StatusCreated, s.handle())
@@ -120,7 +120,7 @@ func echo5Server(s *server, l *core.Locker, sc scenario) http.Handler {
 	}
 	lock := echo5lock.WithConfig(echo5lock.Config{
 		Key:    key,
-		Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc)},
+		Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry},
 	})
 	e.POST("/orders", func(c *echo5.Context) error {
 		return c.JSON(http.StatusCreated, s.handle())
@@ -136,7 +136,7 @@ func netHTTPServer(s *server, l *core.Locker, sc scenario) http.Handler {
 		key = httplock.Join(key, httplock.IdempotencyKey())
 	}
 	lock := httplock.New(httplock.Config{
-		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc),
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders", lock(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
