@@ -121,9 +121,9 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // rest of the lease.
 func (lk *Lock) Release(ctx context.Context) error {
 	if t := lk.locker.telemetry; t != nil {
-		ctx, span := t.startRelease(ctx, lk)
+		ctx, span := t.startRelease(ctx)
 		err := lk.release(ctx)
-		endRelease(span, err)
+		endRelease(span, lk, err)
 		return err
 	}
 	return lk.release(ctx)

@@ -235,7 +235,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		turn:       make(chan struct{}, 1),
 	}
 	if l.telemetry != nil {
-		l.telemetry.obtained(ctx, lk)
+		l.telemetry.obtained(ctx, lk, start)
 	}
 	l.dog.add(lk, start)
 	l.dog.roundTrip(time.Since(start))

@@ -121,9 +121,9 @@ func (l *Locker) obtainOrRecordAfter(ctx context.Context, key string, taken erro
 // ends, as Release is.
 func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention time.Duration) error {
 	if t := lk.locker.telemetry; t != nil {
-		ctx, span := t.startRelease(ctx, lk)
+		ctx, span := t.startRelease(ctx)
 		err := lk.releaseRecording(ctx, record, retention)
-		endRelease(span, err)
+		endRelease(span, lk, err)
 		return err
 	}
 	return lk.releaseRecording(ctx, record, retention)

@@ -45,7 +45,11 @@ func (t *telemetry) startAcquire(ctx context.Context, mode acquireMode) (context
 	}
 	parent := trace.SpanFromContext(ctx)
 	ctx, op.span = t.tracer.Start(ctx, spanAcquire, t.acquireSpan[mode]...)
-	return context.WithValue(ctx, requestSpanKey{}, parent), op
+	if parent.IsRecording() {
+		// Only a span recording now can take the lock's events later.
+		ctx = context.WithValue(ctx, requestSpanKey{}, parent)
+	}
+	return ctx, op
 }
 
 // end records how the call on the caller's ctx ended.
@@ -60,13 +64,18 @@ func (op acquireOp) end(ctx context.Context, lk *Lock, rec []byte, err error) {
 	if op.span == nil {
 		return
 	}
+	if !op.span.IsRecording() { // not sampled: no attributes to build
+		op.span.End()
+		return
+	}
 	switch outcome {
 	case acquireObtained:
 		op.span.SetAttributes(attribute.String(attrOutcome, acquireOutcomeNames[outcome]), fenceAttr(lk.fence))
 	case acquireTaken:
-		op.span.SetAttributes(attribute.String(attrOutcome, acquireOutcomeNames[outcome]))
 		if left, ok := HolderTTL(err); ok {
-			op.span.SetAttributes(attribute.Int64(attrHolderTTLMS, left.Milliseconds()))
+			op.span.SetAttributes(attribute.String(attrOutcome, acquireOutcomeNames[outcome]), attribute.Int64(attrHolderTTLMS, left.Milliseconds()))
+		} else {
+			op.span.SetAttributes(attribute.String(attrOutcome, acquireOutcomeNames[outcome]))
 		}
 	case acquireUnavailable:
 		op.span.SetAttributes(attribute.String(attrOutcome, acquireOutcomeNames[outcome]))

@@ -13,19 +13,17 @@ import (
 // heldTelemetry is what a lock of a Locker with telemetry keeps for it.
 type heldTelemetry struct {
 	since time.Time
-	// request is the span that was current in the acquire's context (the
-	// request's, under an HTTP middleware): renewal failures and the loss
-	// of the lock are events on it while it records.
+	// request is the span that was current and recording in the acquire's
+	// context (the request's, under an HTTP middleware), or nil: renewal
+	// failures and the loss of the lock are events on it while it records.
 	request trace.Span
 }
 
-// obtained starts counting lk as held; ctx is the acquire's.
-func (t *telemetry) obtained(ctx context.Context, lk *Lock) {
-	request, ok := ctx.Value(requestSpanKey{}).(trace.Span)
-	if !ok {
-		request = trace.SpanFromContext(ctx)
-	}
-	lk.tel = &heldTelemetry{since: time.Now(), request: request}
+// obtained starts counting lk as held; ctx is the acquire's, and since is
+// when the attempt that got the lock started, from which its lease runs.
+func (t *telemetry) obtained(ctx context.Context, lk *Lock, since time.Time) {
+	request, _ := ctx.Value(requestSpanKey{}).(trace.Span)
+	lk.tel = &heldTelemetry{since: since, request: request}
 	t.held.Add(ctx, 1, t.byStore.add...)
 }
 
@@ -41,7 +39,7 @@ func (t *telemetry) holdEnded(lk *Lock, outcome holdOutcome) {
 func (t *telemetry) lockLost(lk *Lock, reason lossReason) {
 	t.holdEnded(lk, holdLost)
 	t.lost.Add(context.Background(), 1, t.byLoss[reason].add...)
-	if s := lk.tel.request; s.IsRecording() {
+	if s := lk.tel.request; s != nil && s.IsRecording() {
 		s.AddEvent(eventLockLost, trace.WithAttributes(fenceAttr(lk.fence), attribute.String(attrReason, reason.String())))
 	}
 }
@@ -61,7 +59,7 @@ func (t *telemetry) renewal(err error) {
 
 // renewalFailed puts a transient renewal failure of lk on its request span.
 func (t *telemetry) renewalFailed(lk *Lock, err error) {
-	if s := lk.tel.request; s.IsRecording() {
+	if s := lk.tel.request; s != nil && s.IsRecording() {
 		s.AddEvent(eventRenewalFailed, trace.WithAttributes(fenceAttr(lk.fence), attribute.String(attrError, err.Error())))
 	}
 }
@@ -83,28 +81,30 @@ func (t *telemetry) renewBatch(lags []time.Duration, took time.Duration, results
 	t.batch.Record(ctx, took.Seconds(), t.byBatch[outcome].record...)
 }
 
-// startRelease starts the span of a release of lk.
-func (t *telemetry) startRelease(ctx context.Context, lk *Lock) (context.Context, trace.Span) {
+// startRelease starts the span of a release.
+func (t *telemetry) startRelease(ctx context.Context) (context.Context, trace.Span) {
 	if t.tracer == nil {
 		return ctx, nil
 	}
-	ctx, span := t.tracer.Start(ctx, spanRelease, t.releaseSpan...)
-	span.SetAttributes(fenceAttr(lk.fence))
-	return ctx, span
+	return t.tracer.Start(ctx, spanRelease, t.releaseSpan...)
 }
 
-// endRelease ends a release span with how the release ended.
-func endRelease(span trace.Span, err error) {
+// endRelease ends the span of lk's release with how it ended.
+func endRelease(span trace.Span, lk *Lock, err error) {
 	if span == nil {
+		return
+	}
+	if !span.IsRecording() {
+		span.End()
 		return
 	}
 	switch {
 	case err == nil:
-		span.SetAttributes(releaseReleased)
+		span.SetAttributes(fenceAttr(lk.fence), releaseReleased)
 	case errors.Is(err, ErrNotHeld):
-		span.SetAttributes(releaseNotHeld)
+		span.SetAttributes(fenceAttr(lk.fence), releaseNotHeld)
 	default:
-		span.SetAttributes(releaseUnavailable)
+		span.SetAttributes(fenceAttr(lk.fence), releaseUnavailable)
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()

@@ -93,7 +93,9 @@ func checkLostMetrics(t *testing.T, p *probe, store attribute.KeyValue, why stri
 }
 
 // A lease that runs out unrenewed: lost, logged at Error, an event on the
-// request's span; the Release after it ends no second hold.
+// request's span; the Release after it ends no second hold. (The store may
+// still hold the key for a moment after our clock declared it lost, so that
+// Release may find it or not.)
 func TestTelemetryLostLeaseExpired(t *testing.T) {
 	p := newProbe()
 	var logs logBuffer
@@ -107,7 +109,7 @@ func TestTelemetryLostLeaseExpired(t *testing.T) {
 	}
 	<-lk.Lost()
 	waitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
-	if err := lk.Release(ctx); !errors.Is(err, core.ErrNotHeld) {
+	if err := lk.Release(ctx); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Release after loss: %v", err)
 	}
 	req.End()
@@ -116,8 +118,8 @@ func TestTelemetryLostLeaseExpired(t *testing.T) {
 	checkLostEvent(t, req.(sdktrace.ReadOnlySpan), lk, "lease_expired")
 	if rel := p.ended("reqlock.release"); len(rel) != 1 {
 		t.Fatalf("%d release spans", len(rel))
-	} else if v, _ := attr(rel[0].Attributes, "reqlock.outcome"); v.AsString() != "not_held" {
-		t.Errorf("release after loss: outcome %q, want not_held", v.AsString())
+	} else if v, _ := attr(rel[0].Attributes, "reqlock.outcome"); v.AsString() != "not_held" && v.AsString() != "released" {
+		t.Errorf("release after loss: outcome %q", v.AsString())
 	}
 }
 
@@ -127,7 +129,7 @@ func TestTelemetryRenewedThenLost(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s core.Store, vanish func(string)) {
 		p := newProbe()
 		var logs logBuffer
-		l := core.NewLocker(s, core.WithTelemetry(p.telemetry()), core.WithTTL(60*time.Millisecond),
+		l := core.NewLocker(s, core.WithTelemetry(p.telemetry()), core.WithTTL(200*time.Millisecond),
 			core.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 		store := storeAttr(t)
 		ctx, req := p.request(ctxT(t, 10*time.Second))
@@ -187,7 +189,7 @@ func TestTelemetryRenewalFailed(t *testing.T) {
 	}
 	waitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
 	req.End()
-	if err := lk.Release(context.Background()); !errors.Is(err, core.ErrNotHeld) {
+	if err := lk.Release(context.Background()); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Errorf("Release after loss: %v", err)
 	}
 

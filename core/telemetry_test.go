@@ -37,7 +37,7 @@ func TestTelemetryAcquireOutcomes(t *testing.T) {
 		if _, err := l.TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
 			t.Fatalf("second TryObtain: %v", err)
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		if _, err := l.Obtain(wctx, "k"); !errors.Is(err, core.ErrNotObtained) {
 			t.Fatalf("Obtain past its deadline: %v", err)
 		}
