@@ -15,19 +15,21 @@ type Lock struct {
 	skey   string // the store key: prefix + {hash}
 	token  string
 	fence  uint64
-
-	// Guarded by the Locker's watchdog mutex: the renewal schedule.
-	ttl        time.Duration
-	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
-	nextCheck  time.Time // when the watchdog looks at this lock again
-	retrying   bool      // the last renewal failed for a transient reason
-	renewing   bool      // a watchdog renewal is on its way
-	reach      time.Time // the furthest the lease in the store may run: an extend whose reply was lost may have applied
+	tel    *heldTelemetry // nil unless the Locker has telemetry
 
 	// turn (cap 1) is held across one extend and the bookkeeping of its
 	// result, so that Refresh and a watchdog renewal take turns; a channel,
 	// so that a Refresh waiting behind a hung renewal honours its context.
 	turn chan struct{}
+
+	// Guarded by the Locker's watchdog mutex: the renewal schedule. The
+	// flags come last, beside mu's, so that the struct packs tight.
+	ttl        time.Duration
+	validUntil time.Time // by our monotonic clock: we may rely on the lock until then
+	nextCheck  time.Time // when the watchdog looks at this lock again
+	reach      time.Time // the furthest the lease in the store may run: an extend whose reply was lost may have applied
+	retrying   bool      // the last renewal failed for a transient reason
+	renewing   bool      // a watchdog renewal is on its way
 
 	mu       sync.Mutex
 	released bool
@@ -92,6 +94,9 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l := lk.locker
 	start := l.dog.extending(lk, ttl)
 	r := l.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
+	if l.telemetry != nil {
+		l.telemetry.renewal(r.Err)
+	}
 	switch {
 	case r.Err == nil:
 		if !l.dog.renewed(lk, ttl, start, r.Validity) {
@@ -100,7 +105,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		}
 		return nil
 	case errors.Is(r.Err, ErrNotHeld):
-		l.dog.lose(lk, "refresh found the lock gone")
+		l.dog.lose(lk, lostRefreshNotHeld)
 		return ErrNotHeld
 	default:
 		l.dog.retrySoon(lk, r.Err)
@@ -116,13 +121,27 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // store that stalls for a moment does not keep the key from others for the
 // rest of the lease.
 func (lk *Lock) Release(ctx context.Context) error {
+	if t := lk.locker.telemetry; t != nil {
+		ctx, span := t.startRelease(ctx)
+		err := lk.release(ctx)
+		endRelease(span, lk, err)
+		return err
+	}
+	return lk.release(ctx)
+}
+
+func (lk *Lock) release(ctx context.Context) error {
 	lk.mu.Lock()
 	if lk.released {
 		lk.mu.Unlock()
 		return ErrNotHeld
 	}
 	lk.released = true
+	endHold := lk.tel != nil && !lk.lost
 	lk.mu.Unlock()
+	if endHold {
+		lk.locker.telemetry.holdEnded(lk, holdReleased)
+	}
 
 	l := lk.locker
 	until := l.dog.remove(lk)

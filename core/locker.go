@@ -24,7 +24,7 @@ type Locker struct {
 	prefix    string
 	log       *slog.Logger
 	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
-	telemetry *Telemetry    // nil: no metrics or spans
+	telemetry *telemetry    // nil: no metrics or spans, and no work for them
 	holder    string        // "." + the WithHolder label, or ""
 
 	dog     watchdog
@@ -76,6 +76,13 @@ func (l *Locker) TTL() time.Duration { return l.ttl }
 // a *NotObtainedError (errors.Is ErrNotObtained) carrying the holder's
 // remaining lease; a store failure is ErrUnavailable.
 func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
+	if l.telemetry != nil {
+		return l.telemetry.lockCall(ctx, modeTry, func(ctx context.Context) (*Lock, error) { return l.tryObtain(ctx, key) })
+	}
+	return l.tryObtain(ctx, key)
+}
+
+func (l *Locker) tryObtain(ctx context.Context, key string) (*Lock, error) {
 	skey, err := storeKey(l.prefix, key)
 	if err != nil {
 		return nil, err
@@ -93,6 +100,13 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 // already), it is ErrUnavailable and the context's error, as for TryObtain:
 // nothing says the key was taken.
 func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
+	if l.telemetry != nil {
+		return l.telemetry.lockCall(ctx, modeWait, func(ctx context.Context) (*Lock, error) { return l.obtain(ctx, key) })
+	}
+	return l.obtain(ctx, key)
+}
+
+func (l *Locker) obtain(ctx context.Context, key string) (*Lock, error) {
 	skey, err := storeKey(l.prefix, key)
 	if err != nil {
 		return nil, err
@@ -127,9 +141,16 @@ func (l *Locker) listening(skey string) bool {
 // taken: it waits as Obtain does, without first trying again at once.
 // taken is that TryObtain's error; any other error makes it plain Obtain.
 func (l *Locker) ObtainAfter(ctx context.Context, key string, taken error) (*Lock, error) {
+	if l.telemetry != nil {
+		return l.telemetry.lockCall(ctx, modeWait, func(ctx context.Context) (*Lock, error) { return l.obtainAfter(ctx, key, taken) })
+	}
+	return l.obtainAfter(ctx, key, taken)
+}
+
+func (l *Locker) obtainAfter(ctx context.Context, key string, taken error) (*Lock, error) {
 	var no *NotObtainedError
 	if !errors.As(taken, &no) {
-		return l.Obtain(ctx, key)
+		return l.obtain(ctx, key)
 	}
 	skey, err := storeKey(l.prefix, key)
 	if err != nil {
@@ -213,6 +234,9 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		validUntil: start.Add(g.Validity),
 		reach:      start.Add(l.ttl),
 		turn:       make(chan struct{}, 1),
+	}
+	if l.telemetry != nil {
+		l.telemetry.obtained(ctx, lk, start)
 	}
 	l.dog.add(lk, start)
 	l.dog.roundTrip(time.Since(start))

@@ -69,8 +69,9 @@ func WithPrefix(p string) Option {
 	return func(l *Locker) { l.prefix = p }
 }
 
-// WithLogger sets where the Locker reports lost locks and retried renewals
-// (default slog.Default()).
+// WithLogger sets where the Locker reports lost locks (Error), retried
+// renewals (Debug) and background releases that gave up (Warn), with the
+// attributes listed under WithTelemetry (default slog.Default()).
 func WithLogger(lg *slog.Logger) Option {
 	if lg == nil {
 		panic("reqlock: WithLogger: nil logger")

@@ -50,6 +50,13 @@ func (l *Locker) KeepsRecords() bool {
 // when it has one: then the lock is nil and nothing is taken. One round
 // trip either way.
 func (l *Locker) TryObtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
+	if l.telemetry != nil {
+		return l.telemetry.recordCall(ctx, modeTry, func(ctx context.Context) (*Lock, []byte, error) { return l.tryObtainOrRecord(ctx, key) })
+	}
+	return l.tryObtainOrRecord(ctx, key)
+}
+
+func (l *Locker) tryObtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
 	if _, err := l.recorder(); err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +71,14 @@ func (l *Locker) TryObtainOrRecord(ctx context.Context, key string) (*Lock, []by
 // has one or when one is written while it waits (the holder it waited for
 // recorded its result): then the lock is nil.
 func (l *Locker) ObtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
-	lk, rec, err := l.TryObtainOrRecord(ctx, key)
+	if l.telemetry != nil {
+		return l.telemetry.recordCall(ctx, modeWait, func(ctx context.Context) (*Lock, []byte, error) { return l.obtainOrRecord(ctx, key) })
+	}
+	return l.obtainOrRecord(ctx, key)
+}
+
+func (l *Locker) obtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
+	lk, rec, err := l.tryObtainOrRecord(ctx, key)
 	var taken *NotObtainedError
 	if err == nil || !errors.As(err, &taken) {
 		return lk, rec, err
@@ -77,9 +91,16 @@ func (l *Locker) ObtainOrRecord(ctx context.Context, key string) (*Lock, []byte,
 // TryObtainOrRecord just found the key taken (taken is its error): it
 // waits without trying again at once.
 func (l *Locker) ObtainOrRecordAfter(ctx context.Context, key string, taken error) (*Lock, []byte, error) {
+	if l.telemetry != nil {
+		return l.telemetry.recordCall(ctx, modeWait, func(ctx context.Context) (*Lock, []byte, error) { return l.obtainOrRecordAfter(ctx, key, taken) })
+	}
+	return l.obtainOrRecordAfter(ctx, key, taken)
+}
+
+func (l *Locker) obtainOrRecordAfter(ctx context.Context, key string, taken error) (*Lock, []byte, error) {
 	var no *NotObtainedError
 	if !errors.As(taken, &no) {
-		return l.ObtainOrRecord(ctx, key)
+		return l.obtainOrRecord(ctx, key)
 	}
 	if _, err := l.recorder(); err != nil {
 		return nil, nil, err
@@ -99,6 +120,16 @@ func (l *Locker) ObtainOrRecordAfter(ctx context.Context, key string, taken erro
 // retried in the background, with the same token check, until the lease
 // ends, as Release is.
 func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention time.Duration) error {
+	if t := lk.locker.telemetry; t != nil {
+		ctx, span := t.startRelease(ctx)
+		err := lk.releaseRecording(ctx, record, retention)
+		endRelease(span, lk, err)
+		return err
+	}
+	return lk.releaseRecording(ctx, record, retention)
+}
+
+func (lk *Lock) releaseRecording(ctx context.Context, record []byte, retention time.Duration) error {
 	l := lk.locker
 	r, err := l.recorder()
 	if err != nil {
@@ -115,6 +146,9 @@ func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention t
 	lk.released = true
 	lost := lk.lost
 	lk.mu.Unlock()
+	if !lost && lk.tel != nil {
+		l.telemetry.holdEnded(lk, holdReleased)
+	}
 
 	until := l.dog.remove(lk)
 	if lost {
@@ -130,7 +164,7 @@ func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention t
 	err = write(ctx)
 	l.wakeLocal(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {
-		l.undo(ctx, until, func(ctx context.Context) error {
+		l.undo(ctx, until, lk.skey, undoReleaseRecording, func(ctx context.Context) error {
 			err := write(ctx)
 			if err == nil {
 				l.wakeLocal(lk.skey)

@@ -60,7 +60,8 @@ func warnIfIgnoresDeadlines(c redis.UniversalClient) {
 	if _, seen := warnedClients.LoadOrStore(c, struct{}{}); seen {
 		return
 	}
-	slog.Default().Warn("reqlock: the Redis client was created without ContextTimeoutEnabled: " +
-		"context deadlines do not reach the socket, so a hung Redis holds each lock call for the client's ReadTimeout " +
-		"instead of the caller's deadline; set ContextTimeoutEnabled: true in its options")
+	slog.Default().Warn("reqlock: the Redis client was created without ContextTimeoutEnabled: "+
+		"context deadlines do not reach the socket, so a hung Redis holds each lock call for the client's ReadTimeout "+
+		"instead of the caller's deadline; set ContextTimeoutEnabled: true in its options",
+		attrReason, "context_timeout_disabled")
 }

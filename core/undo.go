@@ -18,13 +18,21 @@ var undoRetry = backoff.Exponential(20*time.Millisecond, time.Second)
 // undo runs op in the background until it succeeds, op answers ErrNotHeld
 // (nothing left to undo), the client is closed, or until has passed: past
 // the lease there is nothing left to free. Each try is bounded like any detached release.
-// The goroutine keeps ctx's values, not its cancellation.
-func (l *Locker) undo(ctx context.Context, until time.Time, op func(context.Context) error) {
+// The goroutine keeps ctx's values, not its cancellation. what names op in
+// the warning logged if it gives up: the key of skey stayed taken until
+// its lease ran out.
+func (l *Locker) undo(ctx context.Context, until time.Time, skey string, what undoKind, op func(context.Context) error) {
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		b := undoRetry()
 		timer := time.NewTimer(0)
 		defer timer.Stop()
+		var err error
+		defer func() {
+			if err != nil {
+				l.log.Warn("reqlock: background undo gave up", logStoreKey, skey, attrReason, string(what), attrError, err)
+			}
+		}()
 		for {
 			left := time.Until(until)
 			if left <= 0 {
@@ -32,10 +40,11 @@ func (l *Locker) undo(ctx context.Context, until time.Time, op func(context.Cont
 			}
 			<-timer.C
 			tctx, stop := context.WithTimeout(ctx, min(l.releaseTimeout(), left))
-			err := op(tctx)
+			err = op(tctx)
 			stop()
 			// A closed client can never succeed: its owner is shutting down.
 			if err == nil || errors.Is(err, ErrNotHeld) || errors.Is(err, redis.ErrClosed) {
+				err = nil
 				return
 			}
 			d := b.NextBackOff()
@@ -48,11 +57,22 @@ func (l *Locker) undo(ctx context.Context, until time.Time, op func(context.Cont
 	}()
 }
 
+// undoKind names what a background undo retries, as the reqlock.reason of
+// its warning.
+type undoKind string
+
+const (
+	undoRelease          undoKind = "release"           // a release whose outcome was unknown
+	undoReleaseRecording undoKind = "release_recording" // the same, writing a record
+	undoCancelAcquire    undoKind = "cancel_acquire"    // an acquire whose outcome was unknown
+	undoLateExtend       undoKind = "late_extend"       // an extend that landed after the lock was lost
+)
+
 // retryRelease keeps trying, in the background, a release whose outcome is
 // unknown, until the lease that ends at until. The first try goes at once:
 // the failed one may have been cut short by its caller's context.
 func (l *Locker) retryRelease(ctx context.Context, skey, token string, until time.Time) {
-	l.undo(ctx, until, func(ctx context.Context) error {
+	l.undo(ctx, until, skey, undoRelease, func(ctx context.Context) error {
 		err := l.store.Release(ctx, skey, token)
 		if err == nil {
 			l.wakeLocal(skey)
@@ -69,7 +89,7 @@ func (l *Locker) retryRelease(ctx context.Context, skey, token string, until tim
 // started; a store unreachable for all that time, whose acquire then lands
 // after all, keeps the key for one lease.
 func (l *Locker) abandon(ctx context.Context, lease Lease, start time.Time) {
-	l.undo(ctx, start.Add(lease.TTL), func(ctx context.Context) error {
+	l.undo(ctx, start.Add(lease.TTL), lease.Key, undoCancelAcquire, func(ctx context.Context) error {
 		return cancel(ctx, l.store, lease)
 	})
 }
@@ -81,7 +101,7 @@ func (l *Locker) extendedTooLate(lk *Lock) {
 	if !lk.isLost() {
 		return // released: its own release deletes it, or retries
 	}
-	l.undo(context.Background(), time.Now().Add(lk.ttl), func(ctx context.Context) error {
+	l.undo(context.Background(), time.Now().Add(lk.ttl), lk.skey, undoLateExtend, func(ctx context.Context) error {
 		return l.store.Release(ctx, lk.skey, lk.token)
 	})
 }

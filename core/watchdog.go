@@ -123,25 +123,30 @@ func (w *watchdog) renewed(lk *Lock, ttl time.Duration, start time.Time, validit
 }
 
 // lose marks lk lost, stops watching it and says so in the log.
-func (w *watchdog) lose(lk *Lock, why string) {
-	if w.markLost(lk) {
-		w.logLost([]*Lock{lk}, why)
+func (w *watchdog) lose(lk *Lock, reason lossReason) {
+	if w.markLost(lk, reason) {
+		w.logLost([]*Lock{lk}, reason)
 	}
 }
 
 // markLost marks lk lost and stops watching it; it reports whether this
 // call did it.
-func (w *watchdog) markLost(lk *Lock) bool {
+func (w *watchdog) markLost(lk *Lock, reason lossReason) bool {
 	if !lk.markLost() {
 		return false
 	}
 	w.remove(lk)
+	if lk.tel != nil {
+		w.l.telemetry.lockLost(lk, reason)
+	}
 	return true
 }
 
-func (w *watchdog) logLost(lost []*Lock, why string) {
+// logLost says at Error level that locks were lost: whatever they guarded
+// may now run twice.
+func (w *watchdog) logLost(lost []*Lock, reason lossReason) {
 	for _, lk := range lost {
-		w.l.log.Warn("reqlock: lock lost", "key", lk.skey, "fence", lk.fence, "reason", why)
+		w.l.log.Error("reqlock: lock lost", logStoreKey, lk.skey, attrFence, lk.fence, attrReason, reason.String())
 	}
 }
 
@@ -222,14 +227,14 @@ func (w *watchdog) loop() {
 
 		lost := expired[:0]
 		for _, lk := range expired {
-			if w.markLost(lk) {
+			if w.markLost(lk, lostExpired) {
 				lost = append(lost, lk)
 			}
 		}
 		if len(lost) > 0 {
 			// Off the loop: a slow log handler must not hold up the next
 			// lock's deadline.
-			go w.logLost(lost, "lease ran out before it could be renewed")
+			go w.logLost(lost, lostExpired)
 		}
 		// Batches of at most renewBatch, each one pipelined round trip,
 		// all at once: 10,000 held locks cost ten round trips a tick, and a
@@ -270,9 +275,17 @@ func (w *watchdog) renew(due []*Lock) {
 	leases := make([]Lease, len(due))
 	now := time.Now()
 	budget := time.Hour
+	t := w.l.telemetry
+	var lags []time.Duration // how late each renewal starts, with telemetry
+	if t != nil {
+		lags = make([]time.Duration, 0, len(due))
+	}
 	w.mu.Lock()
 	for i, lk := range due {
 		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
+		if t != nil {
+			lags = append(lags, now.Sub(lk.nextCheck))
+		}
 		budget = min(budget, lk.validUntil.Sub(now))
 		if until := now.Add(lk.ttl); until.After(lk.reach) {
 			lk.reach = until
@@ -285,11 +298,17 @@ func (w *watchdog) renew(due []*Lock) {
 
 	start := time.Now()
 	results := w.l.store.Extend(ctx, leases)
+	if t != nil {
+		t.renewBatch(lags, time.Since(start), results)
+	}
 	if ok := slices.ContainsFunc(results, func(r Renewal) bool { return r.Err == nil }); ok {
 		w.roundTrip(time.Since(start))
 	}
 	for i, lk := range due {
 		r := results[i]
+		if t != nil {
+			t.renewal(r.Err)
+		}
 		switch {
 		case r.Err == nil:
 			if !w.renewed(lk, leases[i].TTL, start, r.Validity) {
@@ -297,7 +316,7 @@ func (w *watchdog) renew(due []*Lock) {
 			}
 		case errors.Is(r.Err, ErrNotHeld):
 			w.done(lk)
-			w.lose(lk, "renewal found the lock gone: expired, deleted or taken")
+			w.lose(lk, lostRenewalNotHeld)
 		default:
 			w.retrySoon(lk, r.Err)
 		}
@@ -324,5 +343,8 @@ func (w *watchdog) retrySoon(lk *Lock, err error) {
 		w.notify()
 	}
 	w.mu.Unlock()
-	w.l.log.Debug("reqlock: renewal failed, retrying", "key", lk.skey, "lease_left", left, "error", err)
+	w.l.log.Debug("reqlock: renewal failed, retrying", logStoreKey, lk.skey, attrFence, lk.fence, logLeaseLeft, left, attrError, err)
+	if lk.tel != nil {
+		w.l.telemetry.renewalFailed(lk, err)
+	}
 }
