@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,36 @@ func TestDemoReplay(t *testing.T) {
 	printReplay(&b, rows)
 	if !strings.Contains(b.String(), "orders made") {
 		t.Fatalf("table:\n%s", b.String())
+	}
+}
+
+// With -metrics the demo prints what reqlock's metrics recorded: the HTTP
+// outcomes of the bursts and the Locker's acquisitions, held count back at 0.
+func TestDemoMetrics(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := newMeter()
+	httpTelemetry = m.telemetry()
+	defer func() { httpTelemetry = nil }()
+	if _, err := runAll(ctx, core.NewLocker(core.NewMemoryStore(), core.WithTelemetry(*httpTelemetry))); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := m.print(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"reqlock.http.requests       http.response.status_code=409 outcome=rejected scope=POST /orders",
+		"reqlock.http.requests       http.response.status_code=429 outcome=too_many_waiters",
+		"reqlock.lock.acquisitions   mode=wait outcome=obtained store=memory",
+		"reqlock.lock.hold.duration  outcome=released store=memory",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`reqlock\.lock\.held +store=memory +0\n`).MatchString(out) {
+		t.Errorf("locks still held after the demo:\n%s", out)
 	}
 }

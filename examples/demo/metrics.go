@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -91,12 +92,22 @@ func points(d metricdata.Aggregation) func(yield func(string, string) bool) {
 				if p.Count > 0 {
 					mean = p.Sum / float64(p.Count)
 				}
-				if !yield(attrString(p.Attributes), fmt.Sprintf("count %d, mean %.3gs", p.Count, mean)) {
+				if !yield(attrString(p.Attributes), fmt.Sprintf("count %d, mean %v", p.Count, seconds(mean))) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// seconds rounds a duration in seconds, as OpenTelemetry records them, for
+// reading.
+func seconds(s float64) time.Duration {
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Millisecond {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 func attrString(s attribute.Set) string {
