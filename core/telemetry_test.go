@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,9 +157,10 @@ func TestTelemetryAcquireOutcomes(t *testing.T) {
 }
 
 // storeAttr is the reqlock.store of the contract store a subtest of
-// forEachStore runs on.
+// forEachStore runs on (with or without a holder label).
 func storeAttr(t *testing.T) attribute.KeyValue {
-	kind := map[string]string{"memory": "memory", "redis": "redis", "cluster": "redis_cluster", "redlock": "redlock"}[path.Base(t.Name())]
+	name := strings.TrimSuffix(path.Base(t.Name()), "+holder")
+	kind := map[string]string{"memory": "memory", "redis": "redis", "cluster": "redis_cluster", "redlock": "redlock"}[name]
 	if kind == "" {
 		t.Fatalf("no reqlock.store for %s", t.Name())
 	}
