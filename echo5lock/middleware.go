@@ -56,13 +56,13 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			}
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
+			var herr error
 			rw := res
 			if cfg.Telemetry != nil {
 				if er, err := echo.UnwrapResponse(res); err == nil {
-					rw = statusResponse{res, er}
+					rw = httplock.ReportingStatus(res, func() int { return sentStatus(er.Committed, er.Status, herr) })
 				}
 			}
-			var herr error
 			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))

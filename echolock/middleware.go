@@ -49,11 +49,11 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 			}
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
+			var herr error
 			var rw http.ResponseWriter = res
 			if cfg.Telemetry != nil {
-				rw = statusResponse{res, res}
+				rw = httplock.ReportingStatus(res, func() int { return sentStatus(res.Committed, res.Status, herr) })
 			}
-			var herr error
 			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))

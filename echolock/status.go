@@ -1,27 +1,25 @@
 package echolock
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 )
 
-// statusResponse is the writer the middleware hands the engine while
-// Config.Telemetry is on, so that the metrics can report the status Echo
-// sent. It reports none (0) while nothing is sent: a handler's error is
-// rendered after the middleware returns.
-type statusResponse struct {
-	http.ResponseWriter
-	res *echo.Response
-}
-
-// Status is the status sent, or 0.
-func (s statusResponse) Status() int {
-	if !s.res.Committed {
+// sentStatus is the status Echo sent or, while nothing is sent and the
+// handler returned err, the one Echo's default error handler answers err
+// with: Echo renders a handler's error only after the middleware returns,
+// too late for the middleware's metrics to see it. 0: unknown.
+func sentStatus(committed bool, status int, err error) int {
+	switch {
+	case committed:
+		return status
+	case err == nil:
 		return 0
 	}
-	return s.res.Status
+	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
+		return he.Code
+	}
+	return http.StatusInternalServerError
 }
-
-// Unwrap lets http.ResponseController and echo reach the writer beneath.
-func (s statusResponse) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -68,3 +68,21 @@ func (s *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the writer beneath.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// ReportingStatus wraps w for Engine.ServeResponse when the router, not w,
+// knows the status sent (Echo renders a handler's error after the
+// middleware returns): status returns it, or 0 while nothing was sent.
+// Telemetry reads it; everything else goes to w, and Unwrap reaches it.
+// The writer it returns is a pointer, so adapters may compare it with the
+// one Engine.ServeResponse hands their handler.
+func ReportingStatus(w http.ResponseWriter, status func() int) http.ResponseWriter {
+	return &statusFunc{w, status}
+}
+
+type statusFunc struct {
+	http.ResponseWriter
+	status func() int
+}
+
+func (s *statusFunc) Status() int                 { return s.status() }
+func (s *statusFunc) Unwrap() http.ResponseWriter { return s.ResponseWriter }
