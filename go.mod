@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/felixge/httpsnoop v1.1.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/labstack/echo/v5 v5.4.4
@@ -26,7 +27,6 @@ require (
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
-	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.13 // indirect
 	github.com/gin-contrib/sse v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect

@@ -31,18 +31,26 @@ func New(cfg Config) func(http.Handler) http.Handler {
 	observed := e.tel != nil && e.tel.metrics
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// With metrics on, the handler writes to noted (w with the same
+			// optional interfaces) and the engine reads the status from w.
+			noted := w
 			if observed {
-				w = &statusWriter{w: w} // for the status the metrics report
+				var n statusNote
+				noted = n.wrap(w)
+				w = ReportingStatus(noted, n.Status)
 			}
 			key, kerr := cfg.Key(r)
 			ctx := r.Context()
-			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(w, r, e.Scope(r.Method, r.Pattern), key, kerr, func(lctx context.Context, hw http.ResponseWriter) error {
 				if lctx != ctx {
 					r = r.WithContext(lctx)
 				}
+				if observed && hw == w { // only then is w ours, and comparable
+					hw = noted
+				}
 				// A handler that breaks off a response it started panics
 				// with http.ErrAbortHandler, which records nothing.
-				next.ServeHTTP(w, r)
+				next.ServeHTTP(hw, r)
 				return nil
 			})
 			if rej != nil {

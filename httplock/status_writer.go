@@ -2,72 +2,80 @@ package httplock
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
+
+	"github.com/felixge/httpsnoop"
 )
 
-// statusWriter notes the status a handler sends, for the telemetry of the
-// net/http middleware; it is used only while Config.Telemetry is on.
-// Everything goes on to the writer beneath at once; Flush, Hijack and
-// http.ResponseController reach it as without the wrapper.
-type statusWriter struct {
-	w      http.ResponseWriter
-	status int // 0 until the header went out
+// statusNote notes the status a net/http handler sends, for the telemetry
+// of New; it is used only while Config.Telemetry is on. httpsnoop wraps the
+// handler's writer with it and keeps exactly the optional interfaces of the
+// writer beneath (Flusher, Hijacker, io.ReaderFrom, CloseNotifier, …), so
+// the handler takes the same paths with telemetry on as off.
+type statusNote struct {
+	status   int // 0 until the header went out
+	hijacked bool
 }
 
-// Status is the status sent; a handler that wrote nothing gets 200.
-func (s *statusWriter) Status() int {
-	if s.status == 0 {
+// Status is the status sent; a handler that wrote nothing gets 200, and one
+// that took the connection over reports none (0).
+func (n *statusNote) Status() int {
+	switch {
+	case n.hijacked:
+		return 0
+	case n.status == 0:
 		return http.StatusOK
 	}
-	return s.status
+	return n.status
 }
 
-func (s *statusWriter) Header() http.Header { return s.w.Header() }
-
-func (s *statusWriter) WriteHeader(code int) {
-	// 1xx other than 101 are interim: the final status is still to come.
-	if s.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
-		s.status = code
+// sent notes that the response went out with 200 unless a status was set.
+func (n *statusNote) sent() {
+	if n.status == 0 {
+		n.status = http.StatusOK
 	}
-	s.w.WriteHeader(code)
 }
 
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.w.Write(b)
+// wrap returns w with n's hooks.
+func (n *statusNote) wrap(w http.ResponseWriter) http.ResponseWriter {
+	return httpsnoop.Wrap(w, httpsnoop.Hooks{
+		WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+			return func(code int) {
+				// 1xx other than 101 are interim: the final status is still to come.
+				if n.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+					n.status = code
+				}
+				next(code)
+			}
+		},
+		Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+			return func(b []byte) (int, error) { n.sent(); return next(b) }
+		},
+		WriteString: func(next httpsnoop.WriteStringFunc) httpsnoop.WriteStringFunc {
+			return func(s string) (int, error) { n.sent(); return next(s) }
+		},
+		ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+			return func(r io.Reader) (int64, error) { n.sent(); return next(r) }
+		},
+		Flush: func(next httpsnoop.FlushFunc) httpsnoop.FlushFunc {
+			return func() { n.sent(); next() }
+		},
+		FlushError: func(next httpsnoop.FlushErrorFunc) httpsnoop.FlushErrorFunc {
+			return func() error { n.sent(); return next() }
+		},
+		Hijack: func(next httpsnoop.HijackFunc) httpsnoop.HijackFunc {
+			return func() (net.Conn, *bufio.ReadWriter, error) {
+				c, rw, err := next()
+				if err == nil {
+					n.hijacked = true
+				}
+				return c, rw, err
+			}
+		},
+	})
 }
-
-func (s *statusWriter) WriteString(str string) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	if sw, ok := s.w.(interface{ WriteString(string) (int, error) }); ok {
-		return sw.WriteString(str)
-	}
-	return s.w.Write([]byte(str))
-}
-
-// FlushError flushes the writer beneath, as http.ResponseController does.
-func (s *statusWriter) FlushError() error {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return http.NewResponseController(s.w).Flush()
-}
-
-// Flush is FlushError for callers that look for http.Flusher.
-func (s *statusWriter) Flush() { _ = s.FlushError() }
-
-// Hijack hands over the connection of the writer beneath.
-func (s *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(s.w).Hijack()
-}
-
-// Unwrap lets http.ResponseController reach the writer beneath.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.w }
 
 // ReportingStatus wraps w for Engine.ServeResponse when the router, not w,
 // knows the status sent (Echo renders a handler's error after the
