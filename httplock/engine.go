@@ -141,7 +141,7 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
 	case errors.Is(keyErr, ErrKeyMisconfigured):
-		logged := boundedScope(scope, e.cfg.Scope != "")
+		logged := e.loggedScope(scope)
 		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the lock key cannot be made from what the server put on the request; answering 500", logged, keyErr,
 			logScope, logged, logOutcome, OutcomeKeyMisconfigured)
 		return false, reject(ErrKeyMisconfigured, keyErr, 0)
@@ -164,7 +164,7 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 	var fingerprint []byte
 	if rp != nil {
 		if w == nil {
-			logged := boundedScope(scope, e.cfg.Scope != "")
+			logged := e.loggedScope(scope)
 			logBurst(e.cfg.Logger, slog.LevelError, "reqlock: Config.Replay needs an adapter that calls Engine.ServeResponse; answering 500", logged, errNoWriter,
 				logScope, logged, logOutcome, OutcomeMisconfigured)
 			return false, reject(ErrInvalidConfig, errNoWriter, 0)
@@ -239,7 +239,7 @@ func (e *Engine) warnNoValue(scope string) {
 		}
 		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; "+action+
 			" (logged once). Is the lock middleware placed before the one that sets the value?",
-			logScope, boundedScope(scope, e.cfg.Scope != ""), logReason, reasonNoContextValue)
+			logScope, e.loggedScope(scope), logReason, reasonNoContextValue)
 	})
 }
 
@@ -295,11 +295,11 @@ func (e *Engine) storeFailed(ctx context.Context, scope string, err error) (*cor
 	}
 	if e.cfg.FailOpen {
 		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; running requests unlocked (fail-open)", e.cfg.Locker, err,
-			logScope, scope, logOutcome, OutcomeFailOpen)
+			logScope, e.loggedScope(scope), logOutcome, OutcomeFailOpen)
 		return nil, nil
 	}
 	logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: lock store unavailable; answering 503", e.cfg.Locker, err,
-		logScope, scope, logOutcome, OutcomeUnavailable)
+		logScope, e.loggedScope(scope), logOutcome, OutcomeUnavailable)
 	return nil, reject(ErrUnavailable, err, retryAfter(e.cfg.RetryAfter, 0))
 }
 
@@ -314,7 +314,7 @@ func (e *Engine) release(ctx context.Context, lk *core.Lock, scope string) {
 	err := lk.Release(rctx)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
 		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it in the background until the lease ends", e.cfg.Locker, err,
-			logScope, scope, logReason, reasonReleaseFailed)
+			logScope, e.loggedScope(scope), logReason, reasonReleaseFailed)
 	}
 }
 

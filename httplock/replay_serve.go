@@ -47,7 +47,7 @@ func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, scope stri
 	resp, err := decodeResponse(record)
 	if err != nil {
 		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: a key's record cannot be read; answering 500", e.cfg.Locker, err,
-			logScope, scope, logOutcome, OutcomeRecordUnreadable)
+			logScope, e.loggedScope(scope), logOutcome, OutcomeRecordUnreadable)
 		return false, reject(ErrRecordUnreadable, err, 0)
 	}
 	if subtle.ConstantTimeCompare(resp.fingerprint, fingerprint) != 1 {
@@ -94,6 +94,6 @@ func (e *Engine) releaseRecording(ctx context.Context, lk *core.Lock, scope stri
 	err := lk.ReleaseRecording(rctx, resp.encode(), e.replay.retention)
 	if err != nil && !errors.Is(err, core.ErrNotHeld) {
 		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: release failed; retrying it, with its record, in the background until the lease ends", e.cfg.Locker, err,
-			logScope, scope, logReason, reasonReleaseFailed)
+			logScope, e.loggedScope(scope), logReason, reasonReleaseFailed)
 	}
 }

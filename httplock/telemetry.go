@@ -205,6 +205,9 @@ func boundedScope(scope string, custom bool) string {
 	return otherMethod + " " + route
 }
 
+// loggedScope is scope as log lines name it: boundedScope.
+func (e *Engine) loggedScope(scope string) string { return boundedScope(scope, e.cfg.Scope != "") }
+
 // otherMethod stands for any method outside the standard ones, as in
 // OpenTelemetry's HTTP conventions.
 const otherMethod = "_OTHER"
