@@ -101,12 +101,12 @@ func classifyAcquire(ctx context.Context, lk *Lock, rec []byte, err error) acqui
 		return acquireRecorded
 	case err == nil:
 		return acquireRefused // no lock and no record: not a call a store answered
+	case !errors.Is(err, ErrNotObtained) && !errors.Is(err, ErrUnavailable):
+		return acquireRefused // ErrEmptyKey, ErrNoRecords: whatever ctx says
 	case errors.Is(ctx.Err(), context.Canceled):
 		return acquireCancelled
 	case errors.Is(err, ErrNotObtained):
 		return acquireTaken
-	case errors.Is(err, ErrUnavailable):
-		return acquireUnavailable
 	}
-	return acquireRefused
+	return acquireUnavailable
 }
