@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,8 +112,13 @@ func printText(w io.Writer, h core.Holding) error {
 		state = "held"
 	}
 	holder := h.Holder
-	if holder == "" {
+	switch {
+	case holder == "":
 		holder = "-"
+	case !printable(holder):
+		// Not a label WithHolder would take: written by something else,
+		// and shown quoted so that it cannot pose as lines of its own.
+		holder = strconv.Quote(holder)
 	}
 	_, err := fmt.Fprintf(w, "state    %s\nholder   %s\nlease    %v\nfence    %d\nwaiting  %d\nkey      %s\n",
 		state, holder, h.Lease.Round(time.Millisecond), h.Fence, h.Waiting, h.StoreKey)
@@ -135,4 +141,14 @@ func printJSON(w io.Writer, h core.Holding) error {
 		Held: h.Held, HandedOff: h.HandedOff, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
 		Fence: h.Fence, Waiting: h.Waiting, StoreKey: h.StoreKey,
 	})
+}
+
+// printable reports whether s is printable ASCII only.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

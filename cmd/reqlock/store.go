@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func openStore(urls string, cluster bool, timeout time.Duration) (openedStore, e
 	if cluster {
 		o, err := redis.ParseClusterURL(urls)
 		if err != nil {
-			return openedStore{}, fmt.Errorf("REDIS_URL: %w", err)
+			return openedStore{}, fmt.Errorf("REDIS_URL: %w", withoutURL(err))
 		}
 		o.ContextTimeoutEnabled = true
 		c := redis.NewClusterClient(o)
@@ -49,7 +50,7 @@ func openStore(urls string, cluster bool, timeout time.Duration) (openedStore, e
 		o, err := redis.ParseURL(strings.TrimSpace(u))
 		if err != nil {
 			closeAll(clients)
-			return openedStore{}, fmt.Errorf("REDIS_URL: %w", err)
+			return openedStore{}, fmt.Errorf("REDIS_URL: %w", withoutURL(err))
 		}
 		if slices.Contains(addrs, o.Addr) {
 			closeAll(clients)
@@ -75,4 +76,13 @@ func closeAll(clients []redis.UniversalClient) {
 	for _, c := range clients {
 		_ = c.Close()
 	}
+}
+
+// withoutURL is a URL parse error without the URL itself, which may hold a
+// password: net/url quotes it whole.
+func withoutURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return fmt.Errorf("not a valid URL: %w", ue.Err)
+	}
+	return err
 }
