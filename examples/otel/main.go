@@ -7,7 +7,7 @@
 // API only.
 //
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 go run .
-//	curl -X POST -H 'Authorization: Bearer alice' -H 'Idempotency-Key: k1' http://127.0.0.1:8080/orders
+//	curl -X POST -H 'Authorization: Bearer alice' -H 'Idempotency-Key: "k1"' http://127.0.0.1:8080/orders
 package main
 
 import (
