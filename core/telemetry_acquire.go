@@ -17,7 +17,10 @@ type requestSpanKey struct{}
 // lockCall runs one acquire call of mode that returns a lock, observed.
 func (t *telemetry) lockCall(ctx context.Context, mode acquireMode, call func(context.Context) (*Lock, error)) (*Lock, error) {
 	actx, op := t.startAcquire(ctx, mode)
+	ended := false
+	defer func() { op.endPanicking(ended) }()
 	lk, err := call(actx)
+	ended = true
 	op.end(ctx, lk, nil, err)
 	return lk, err
 }
@@ -25,7 +28,10 @@ func (t *telemetry) lockCall(ctx context.Context, mode acquireMode, call func(co
 // recordCall runs one acquire call of mode that may return a record, observed.
 func (t *telemetry) recordCall(ctx context.Context, mode acquireMode, call func(context.Context) (*Lock, []byte, error)) (*Lock, []byte, error) {
 	actx, op := t.startAcquire(ctx, mode)
+	ended := false
+	defer func() { op.endPanicking(ended) }()
 	lk, rec, err := call(actx)
+	ended = true
 	op.end(ctx, lk, rec, err)
 	return lk, rec, err
 }
@@ -50,6 +56,17 @@ func (t *telemetry) startAcquire(ctx context.Context, mode acquireMode) (context
 		ctx = context.WithValue(ctx, requestSpanKey{}, parent)
 	}
 	return ctx, op
+}
+
+// endPanicking ends the span of a call that did not return (a Store of
+// someone else's panicked), unless end did; the panic goes on up, and is
+// no outcome to count.
+func (op acquireOp) endPanicking(ended bool) {
+	if ended || op.span == nil {
+		return
+	}
+	op.span.SetStatus(codes.Error, "reqlock: the acquire panicked")
+	op.span.End()
 }
 
 // end records how the call on the caller's ctx ended.
