@@ -57,10 +57,15 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
 			var herr error
+			// failed is where the status below finds the handler's error: a
+			// box of its own, so that herr stays on the stack when
+			// telemetry is off.
+			var failed *error
 			rw := res
 			if cfg.Telemetry != nil {
 				if er, err := echo.UnwrapResponse(res); err == nil {
-					rw = httplock.ReportingStatus(res, func() int { return sentStatus(er.Committed, er.Status, herr) })
+					failed = new(error)
+					rw = httplock.ReportingStatus(res, func() int { return sentStatus(er.Committed, er.Status, *failed) })
 				}
 			}
 			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
@@ -70,6 +75,9 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 				}
 				if w == rw {
 					herr = next(c)
+					if failed != nil {
+						*failed = herr
+					}
 					return nil // replay is off: nothing is recorded
 				}
 				// Replay records what passes through w; an Echo response

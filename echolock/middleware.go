@@ -50,9 +50,14 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
 			var herr error
+			// failed is where the status below finds the handler's error: a
+			// box of its own, so that herr stays on the stack when
+			// telemetry is off.
+			var failed *error
 			var rw http.ResponseWriter = res
 			if cfg.Telemetry != nil {
-				rw = httplock.ReportingStatus(res, func() int { return sentStatus(res.Committed, res.Status, herr) })
+				failed = new(error)
+				rw = httplock.ReportingStatus(res, func() int { return sentStatus(res.Committed, res.Status, *failed) })
 			}
 			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
@@ -65,6 +70,9 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 				}
 				if w == rw {
 					herr = next(c)
+					if failed != nil {
+						*failed = herr
+					}
 					return nil // replay is off: nothing is recorded
 				}
 				// Replay records what passes through w; an Echo response
