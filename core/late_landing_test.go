@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+
 	"context"
 	"errors"
 	"sync/atomic"
@@ -227,5 +229,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The same late-landing acquire, counted: one unavailable acquisition (a
+// timed-out call is not "cancelled" nor "taken"), and no lock counted as
+// held, before or after the bytes land.
+func TestCancelledAcquireLandingLateIsCountedUnavailable(t *testing.T) {
+	p := newProbe()
+	cancelledAcquireLandingLate(t, core.WithTelemetry(p.telemetry()), core.WithHolder("pod-a"))
+	unavailable := attribute.String("reqlock.outcome", "unavailable")
+	if n := p.sum(t, "reqlock.lock.acquisitions", unavailable); n != 1 {
+		t.Fatalf("%d unavailable acquisitions, want the one that timed out", n)
+	}
+	if n := p.sum(t, "reqlock.lock.held"); n != 0 {
+		t.Fatalf("reqlock.lock.held = %d after every lock was released, want 0", n)
+	}
+	if n := p.sum(t, "reqlock.lock.lost"); n != 0 {
+		t.Fatalf("%d locks counted lost, want none", n)
 	}
 }
