@@ -1,8 +1,6 @@
 package core_test
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-
 	"context"
 	"errors"
 	"sync/atomic"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
