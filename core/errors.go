@@ -39,6 +39,11 @@ type NotObtainedError struct {
 	Remaining time.Duration
 	// Cause is the context error that ended the wait, or nil.
 	Cause error
+
+	// lastFence is the last fence the store had handed out when it turned
+	// a waiter in line away, 0 when unknown: a hand-off with a larger fence
+	// came after (see Locker.wait).
+	lastFence uint64
 }
 
 func (e *NotObtainedError) Error() string {

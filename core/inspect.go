@@ -15,11 +15,13 @@ var ErrNoInspect = errors.New("reqlock: the store cannot be inspected (it does n
 // operators and dashboards, never for deciding whether to go ahead.
 type Holding struct {
 	// Held is true while someone holds the lock, or while a release has
-	// handed it to the next waiter in line who has not claimed it yet
-	// (HandedOff).
+	// handed it to the next waiter in line (HandedOff).
 	Held bool
-	// HandedOff is true while the lock waits, at most HandOffTimeout, for
-	// the waiter a release handed it to; Holder is "" then.
+	// HandedOff is true while the lock is under the hand-off a release made
+	// to the next waiter in line: for at most HandOffTimeout if that waiter
+	// does not take it; on RedisStore a waiter may run under it at once,
+	// and then holds it so until it releases. Holder is that waiter's
+	// Locker's label.
 	HandedOff bool
 	// Lease is the holder's remaining lease; 0 when free (and when a lock
 	// was set by hand without an expiry). The holder's

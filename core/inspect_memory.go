@@ -22,10 +22,7 @@ func (s *MemoryStore) Inspect(ctx context.Context, key string) (Holding, error) 
 		return h, nil
 	}
 	h.Held, h.Lease, h.Fence = true, cur.expires.Sub(now), cur.fence
-	if strings.HasPrefix(cur.token, reservedFor("")) {
-		h.HandedOff = true
-	} else {
-		h.Holder = holderOf(cur.token)
-	}
+	h.HandedOff = strings.HasPrefix(cur.token, reservedFor(""))
+	h.Holder = holderOf(cur.token)
 	return h, nil
 }

@@ -45,7 +45,9 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 func (lk *Lock) Key() string { return lk.key }
 
 // Token is the random value that proves ownership in the store; with
-// WithHolder it ends in "." and the holder label.
+// WithHolder it ends in "." and the holder label. A lock that a release
+// handed to a waiting Locker (see HandOffTimeout) is held under "~" and the
+// waiter's random id.
 func (lk *Lock) Token() string { return lk.token }
 
 // Fence is a number strictly greater than that of every earlier holder of

@@ -40,7 +40,13 @@ type Locker struct {
 
 // subscription returns the Locker's one subscription to w's releases.
 func (l *Locker) subscription(w Waker) Subscription {
-	l.subOnce.Do(func() { l.sub = w.Subscribe(l.prefix, l.instance, l.wakes.wake) })
+	l.subOnce.Do(func() {
+		if g, ok := w.(granter); ok {
+			l.sub = g.subscribeGrants(l.prefix, l.instance, l.wakes.grant)
+		} else {
+			l.sub = w.Subscribe(l.prefix, l.instance, l.wakes.wake)
+		}
+	})
 	return l.sub
 }
 
@@ -224,23 +230,31 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		l.abandon(ctx, lease, start)
 		return nil, nil, unavailable("acquire", ctxErr(actx), err)
 	}
+	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl))
+	l.dog.roundTrip(time.Since(start))
+	return lk, nil, nil
+}
+
+// held returns the Lock on skey that token holds with fence, since since:
+// valid until validUntil by our clock, and its lease in the store may run
+// until reach. The watchdog renews it a third of the way to validUntil.
+func (l *Locker) held(ctx context.Context, key, skey, token string, fence uint64, since, validUntil, reach time.Time) *Lock {
 	lk := &Lock{
 		locker:     l,
 		key:        key,
 		skey:       skey,
 		token:      token,
-		fence:      g.Fence,
+		fence:      fence,
 		ttl:        l.ttl,
-		validUntil: start.Add(g.Validity),
-		reach:      start.Add(l.ttl),
+		validUntil: validUntil,
+		reach:      reach,
 		turn:       make(chan struct{}, 1),
 	}
 	if l.telemetry != nil {
-		l.telemetry.obtained(ctx, lk, start)
+		l.telemetry.obtained(ctx, lk, since)
 	}
-	l.dog.add(lk, start)
-	l.dog.roundTrip(time.Since(start))
-	return lk, nil, nil
+	l.dog.add(lk, since)
+	return lk
 }
 
 // attemptTimeout is the bound on one acquire round trip: the context's

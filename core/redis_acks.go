@@ -164,7 +164,8 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool)
 		// which case the Locker takes back what the token may hold.
 		return 0, 0, nil, 0, err
 	}
-	if fence, remaining, record, err = acquireReply(evalCmd); err != nil || fence == 0 {
+	a, err := acquireReply(evalCmd)
+	if fence, remaining, record = a.fence, a.remaining, a.record; err != nil || fence == 0 {
 		return 0, 0, nil, 0, err
 	}
 	if acks, err = waitCmd.Int64(); err != nil {

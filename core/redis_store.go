@@ -14,13 +14,21 @@ import (
 // The scripts are plain files so that they can be read and reviewed as Lua.
 // redis.NewScript sends them as EVALSHA and falls back to EVAL once per
 // server that does not know them yet.
+//
+// acquire.lua and release.lua both hand out fences: fence.lua goes ahead of
+// each, and each is sent as one script.
 var (
+	//go:embed lua/fence.lua
+	fenceLua string
+
 	//go:embed lua/acquire.lua
-	acquireLua    string
+	acquireBody   string
+	acquireLua    = fenceLua + acquireBody
 	acquireScript = redis.NewScript(acquireLua)
 
 	//go:embed lua/release.lua
-	releaseLua    string
+	releaseBody   string
+	releaseLua    = fenceLua + releaseBody
 	releaseScript = redis.NewScript(releaseLua)
 
 	//go:embed lua/extend.lua
@@ -52,9 +60,10 @@ const queueSuffix = ":q"
 func wakeChannel(prefix, instance string) string { return prefix + "wake:" + instance }
 
 // HandOffTimeout is how long a lock that a release handed to the next
-// waiter in line stays reserved for it: the waiter is woken at once and
-// claims it in one round trip; one that died or gave up holds the key up
-// no longer than this.
+// waiter in line is its own before the waiter renews it: the waiter is
+// woken at once and, on RedisStore, runs under it without a round trip
+// when it can tell the hand-off is current (or else claims it in one); one
+// that died or gave up holds the key up no longer than this.
 const HandOffTimeout = 250 * time.Millisecond
 
 // cancelInfix names the marker cancel.lua leaves for a token: lock key +
@@ -110,35 +119,33 @@ func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 
 // acquire is Acquire, and with withRecord AcquireOrRecord.
 func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Grant, []byte, error) {
-	var fence uint64
-	var remaining time.Duration
-	var record []byte
+	var a acquireAnswer
 	var err error
 	if s.acks != nil {
-		fence, remaining, record, err = s.acquireAcked(ctx, l, withRecord)
+		a.fence, a.remaining, a.record, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
 		ttl, fttl := s.leaseArgs(l.TTL)
 		call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
 		if withRecord {
 			call, args = acquireRecordCall, recordArgs(l, ttl, fttl)
 		}
-		fence, remaining, record, err = acquireReply(run(ctx, s.d, call, args))
+		a, err = acquireReply(run(ctx, s.d, call, args))
 	}
-	return granted(l, fence, remaining, record, err)
+	return granted(l, a, err)
 }
 
 // granted turns an acquire's answer into what the Store and Recorder
 // methods return.
-func granted(l Lease, fence uint64, remaining time.Duration, record []byte, err error) (Grant, []byte, error) {
+func granted(l Lease, a acquireAnswer, err error) (Grant, []byte, error) {
 	switch {
 	case err != nil:
 		return Grant{}, nil, err
-	case record != nil:
-		return Grant{}, record, nil
-	case fence == 0:
-		return Grant{}, nil, &NotObtainedError{Remaining: remaining}
+	case a.record != nil:
+		return Grant{}, a.record, nil
+	case a.fence == 0:
+		return Grant{}, nil, &NotObtainedError{Remaining: a.remaining, lastFence: a.lastFence}
 	}
-	return Grant{Fence: fence, Validity: validity(l.TTL)}, nil, nil
+	return Grant{Fence: a.fence, Validity: validity(l.TTL)}, nil, nil
 }
 
 // AcquireOrRecord implements Recorder: the acquire and the look-up of the
@@ -196,28 +203,53 @@ func queuedArgs(l Lease, ttl, fttl any, floor any, waiter string, withRecord boo
 // acquireReply reads acquire.lua's answer: the fence, a string of digits
 // (Lua's doubles would round a fence above 2^53), when the lock is ours; a
 // record, when one was asked for and is there; otherwise fence 0 and the
-// holder's remaining lease (0: unknown).
-func acquireReply(cmd *redis.Cmd) (fence uint64, remaining time.Duration, record []byte, err error) {
+// holder's remaining lease (0: unknown), and for a waiter the last fence
+// handed out (0: none or unknown).
+func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	v, err := cmd.Result()
 	if err != nil {
-		return 0, 0, nil, err
+		return a, err
 	}
 	switch v := v.(type) {
 	case string:
-		if fence, err = strconv.ParseUint(v, 10, 64); err == nil && fence > 0 {
-			return fence, 0, nil, nil
+		if a.fence, err = strconv.ParseUint(v, 10, 64); err == nil && a.fence > 0 {
+			return a, nil
 		}
 	case int64:
 		if v > 0 {
-			return uint64(v), 0, nil, nil
+			a.fence = uint64(v)
+		} else {
+			a.remaining = time.Duration(-v) * time.Millisecond
 		}
-		return 0, time.Duration(-v) * time.Millisecond, nil, nil
+		return a, nil
 	case []any:
-		if r, ok := v[0].(string); ok && len(v) == 1 {
-			return 0, 0, []byte(r), nil
+		switch len(v) {
+		case 1:
+			if r, ok := v[0].(string); ok {
+				a.record = []byte(r)
+				return a, nil
+			}
+		case 2:
+			pttl, ok1 := v[0].(int64)
+			last, ok2 := v[1].(string)
+			if ok1 && ok2 && pttl <= 0 {
+				a.remaining = time.Duration(-pttl) * time.Millisecond
+				if n, err := strconv.ParseUint(last, 10, 64); err == nil { // '': 0
+					a.lastFence = n
+				}
+				return a, nil
+			}
 		}
 	}
-	return 0, 0, nil, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
+	return acquireAnswer{}, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
+}
+
+// acquireAnswer is what one acquire.lua call said.
+type acquireAnswer struct {
+	fence     uint64        // the lock is ours, with this fence; 0: it is not
+	remaining time.Duration // not ours: the holder's remaining lease, 0 if unknown
+	lastFence uint64        // not ours, to a waiter: the last fence handed out, 0 if none
+	record    []byte        // the key's record, when asked for and there
 }
 
 // validity is how long we rely on a lease Redis granted: the lease, less
@@ -339,15 +371,11 @@ func (s *RedisStore) release(ctx context.Context, key, token string, marker time
 	if s.wakeAll {
 		all = "1"
 	}
-	call, args := releaseCall, append(evalArgs(8), key, key+queueSuffix)
+	call, args := releaseCall, append(evalArgs(9), key, key+queueSuffix, key+fenceSuffix)
 	if marker > 0 {
 		call, args = releaseMarkerCall, append(args, cancelKey(key, token))
 	}
-	args = append(args, token, handOffMs, markerMs, all)
-	if leaving != "" {
-		args = append(args, leaving)
-	}
-	return run(ctx, s.d, call, args)
+	return run(ctx, s.d, call, append(args, token, handOffMs, markerMs, all, leaving))
 }
 
 // ceilMillis is d in whole milliseconds, rounded up: Redis refuses PX 0.

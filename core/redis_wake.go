@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,8 @@ func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, 
 		return s.acquire(ctx, l, withRecord)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	fence, remaining, record, err := acquireReply(run(ctx, s.d, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord)))
-	return granted(l, fence, remaining, record, err)
+	a, err := acquireReply(run(ctx, s.d, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord)))
+	return granted(l, a, err)
 }
 
 // Leave implements Waker: release.lua on the waiter's hand-off, if it has
@@ -30,14 +31,20 @@ func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
 // Subscribe implements Waker: one pub/sub connection, opened on the first
 // Hold and closed a moment after the last holder let go.
 func (s *RedisStore) Subscribe(prefix, instance string, wake func(key, waiter string)) Subscription {
-	return &redisSub{c: s.c, channel: wakeChannel(prefix, instance), wake: wake}
+	return s.subscribeGrants(prefix, instance, func(key, waiter string, _ uint64) { wake(key, waiter) })
+}
+
+// subscribeGrants implements granter: Subscribe, with the fence of a lock
+// release.lua handed to the waiter, 0 when it handed none.
+func (s *RedisStore) subscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) Subscription {
+	return &redisSub{c: s.c, channel: wakeChannel(prefix, instance), wake: grant}
 }
 
 // redisSub is one Locker's subscription to its wake-up channel.
 type redisSub struct {
 	c       redis.UniversalClient
 	channel string
-	wake    func(key, waiter string)
+	wake    func(key, waiter string, fence uint64)
 
 	mu        sync.Mutex
 	ps        *redis.PubSub // nil while closed
@@ -153,13 +160,28 @@ func (r *redisSub) read(ps *redis.PubSub, confirmed, done, stop chan struct{}) {
 				}
 				if lost {
 					lost = false
-					r.wake(wakeAll, wakeAll)
+					r.wake(wakeAll, wakeAll, 0)
 				}
 			}
 		case *redis.Message:
-			if key, waiter, ok := strings.Cut(m.Payload, " "); ok {
-				r.wake(key, waiter)
+			if key, waiter, fence, ok := parseWake(m.Payload); ok {
+				r.wake(key, waiter, fence)
 			}
 		}
 	}
+}
+
+// parseWake reads release.lua's message: the key, the waiter and, when the
+// lock was handed to that waiter, its fence; fence is 0 when there is none
+// or it is no number.
+func parseWake(payload string) (key, waiter string, fence uint64, ok bool) {
+	key, waiter, ok = strings.Cut(payload, " ")
+	if w, f, hasFence := strings.Cut(waiter, " "); hasFence {
+		waiter = w
+		// On overflow ParseUint returns its largest value with the error.
+		if n, err := strconv.ParseUint(f, 10, 64); err == nil {
+			fence = n
+		}
+	}
+	return key, waiter, fence, ok
 }

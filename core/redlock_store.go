@@ -171,14 +171,14 @@ func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any, waiter st
 	if waiter != "" {
 		call, args = acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false)
 	}
-	fence, remaining, _, err := acquireReply(run(ctx, n.d, call, args))
+	a, err := acquireReply(run(ctx, n.d, call, args))
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
-	case fence == 0:
-		return nodeAcquire{taken: true, remaining: remaining}
+	case a.fence == 0:
+		return nodeAcquire{taken: true, remaining: a.remaining}
 	default:
-		return nodeAcquire{fence: fence}
+		return nodeAcquire{fence: a.fence}
 	}
 }
 

@@ -126,12 +126,16 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 
 	waker, inLine := l.store.(Waker)
 	var waiter string
-	var wake chan struct{}
+	var wake *wakeSlot
+	var woken chan struct{} // nil, never ready, for a store that wakes nobody
 	subscribed, joined, got := false, false, false
 	if inLine {
 		// Listen before the attempt that may fail, so that a release between
-		// that attempt and the subscription is not missed.
-		waiter, wake = l.instance+"/"+newWaiterID(), make(chan struct{}, 1)
+		// that attempt and the subscription is not missed. The waiter
+		// carries the Locker's holder label: a lock handed to it is held
+		// under its name.
+		waiter, wake = l.instance+"/"+newWaiterID()+l.holder, newWakeSlot()
+		woken = wake.ch
 		l.wakes.add(skey, waiter, wake)
 		defer l.wakes.remove(skey, waiter)
 		wctx, cancel := context.WithTimeout(ctx, l.releaseTimeout())
@@ -146,6 +150,11 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			}
 		}()
 	}
+
+	// The last attempt in line that the store turned away: when it was sent,
+	// and the last fence handed out then (0: unknown).
+	var refusedAt time.Time
+	var refusedFence uint64
 
 	b := l.retry()
 	timer := time.NewTimer(time.Hour)
@@ -171,7 +180,11 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			timer.Reset(d)
 			select {
 			case <-timer.C:
-			case <-wake:
+			case <-woken:
+				if lk := l.handedOver(ctx, key, skey, waiter, wake.take(), refusedAt, refusedFence, withRecord); lk != nil {
+					got = true
+					return lk, nil, nil
+				}
 			case <-q.wake:
 			case <-ctx.Done():
 				return nil, nil, gaveUp()
@@ -179,6 +192,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 		}
 		// An attempt in line may join it even when its answer is lost.
 		joined = joined || inLine
+		sent := time.Now()
 		lk, record, err := l.attempt(ctx, key, skey, withRecord, waiter)
 		if err == nil {
 			got = lk != nil
@@ -195,9 +209,47 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			return nil, nil, err
 		}
 		answered, seen = true, time.Now()
+		refusedAt, refusedFence = sent, taken.lastFence
 		l.waiters.sawTaken(q, taken, seen)
 	}
 }
+
+// handedOver returns the lock a release handed to waiter with fence, as
+// its wake-up said, when the waiter may rely on it without asking the
+// store; nil when it must claim it with an acquire, as when it was told
+// without a fence.
+//
+// release.lua hands the lock over for HandOffTimeout. The waiter's last
+// attempt, sent at refusedAt, was turned away when refusedFence was the
+// last fence handed out: a larger fence was handed out after that, so the
+// hand-off's lease started after refusedAt and runs at least until
+// refusedAt + HandOffTimeout. A smaller or equal one is of a hand-off that
+// ran out before that attempt, told late. The watchdog renews the lock to
+// a whole lease a third of the way to the end of that bound, so only a
+// lock with time left is taken this way: a short hold is released before
+// any renewal.
+// A waiter that looks for a record claims instead: its acquire looks for
+// the record first.
+func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence uint64, refusedAt time.Time, refusedFence uint64, withRecord bool) *Lock {
+	if fence == 0 || refusedFence == 0 || fence <= refusedFence || withRecord || !l.autoRenew {
+		return nil
+	}
+	now := time.Now()
+	validUntil := refusedAt.Add(validity(HandOffTimeout))
+	if validUntil.Sub(now) < minHandedOver {
+		return nil
+	}
+	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(HandOffTimeout))
+}
+
+// minHandedOver is the least time left on a handed-over lock for its waiter
+// to take it without a round trip: enough for the watchdog's first renewal
+// to come back.
+const minHandedOver = HandOffTimeout / 5
+
+// handedOverToken is the value of a lock release.lua handed to waiter: it
+// holds the lock under it until it releases.
+func handedOverToken(waiter string) string { return "~" + waiter }
 
 // leaveLine takes a waiter that gave up out of its key's line, in the
 // background and bounded: if a release handed it the lock meanwhile, that

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,22 +50,54 @@ const unwatchLinger = 500 * time.Millisecond
 // here or elsewhere, has it; base64url, so it holds no '/' or ' '.
 func newWaiterID() string { return newToken()[:16] }
 
-// wakeRegistry maps the waiters of one Locker to their wake-up channels.
-type wakeRegistry struct {
-	mu    sync.Mutex
-	byKey map[string]map[string]chan struct{}
+// granter is implemented by stores whose release hands the lock itself to
+// the head of the line, with the next fence, and says so in the wake-up
+// (RedisStore): a waiter told so may run without a round trip (see
+// Locker.wait). Waker's Subscribe drops the fence, so a store built on
+// others (RedlockStore, whose nodes' hand-offs are no quorum) never passes
+// one on.
+type granter interface {
+	subscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) Subscription
 }
 
-func (r *wakeRegistry) add(key, waiter string, ch chan struct{}) {
+// wakeSlot is how one waiter is woken: ch is signalled, and fence keeps the
+// largest fence a hand-off to it carried, until the waiter takes it.
+type wakeSlot struct {
+	ch    chan struct{} // cap 1
+	fence atomic.Uint64
+}
+
+func newWakeSlot() *wakeSlot { return &wakeSlot{ch: make(chan struct{}, 1)} }
+
+// offer keeps fence if it is the largest yet.
+func (s *wakeSlot) offer(fence uint64) {
+	for {
+		old := s.fence.Load()
+		if fence <= old || s.fence.CompareAndSwap(old, fence) {
+			return
+		}
+	}
+}
+
+// take returns the largest fence offered since the last take, 0 if none.
+func (s *wakeSlot) take() uint64 { return s.fence.Swap(0) }
+
+// wakeRegistry maps the waiters of one Locker to their wake-up slots.
+type wakeRegistry struct {
+	mu    sync.Mutex
+	byKey map[string]map[string]*wakeSlot
+}
+
+func (r *wakeRegistry) add(key, waiter string, slot *wakeSlot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byKey == nil {
-		r.byKey = make(map[string]map[string]chan struct{})
+		r.byKey = make(map[string]map[string]*wakeSlot)
 	}
 	if r.byKey[key] == nil {
-		r.byKey[key] = make(map[string]chan struct{})
+		r.byKey[key] = make(map[string]*wakeSlot)
 	}
-	r.byKey[key][waiter] = ch
+	r.byKey[key][waiter] = slot
 }
 
 func (r *wakeRegistry) remove(key, waiter string) {
@@ -79,17 +112,24 @@ func (r *wakeRegistry) remove(key, waiter string) {
 // wake signals waiter of key, every waiter of key for wakeAll, and every
 // waiter of every key when key is wakeAll too; a waiter that is not here
 // (it gave up) is ignored.
-func (r *wakeRegistry) wake(key, waiter string) {
+func (r *wakeRegistry) wake(key, waiter string) { r.grant(key, waiter, 0) }
+
+// grant is wake that also hands waiter the fence of the lock a release
+// handed it (0: none).
+func (r *wakeRegistry) grant(key, waiter string, fence uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, waiters := range r.byKey {
 		if k != key && key != wakeAll {
 			continue
 		}
-		for id, ch := range waiters {
+		for id, slot := range waiters {
 			if waiter == wakeAll || id == waiter {
+				if fence > 0 {
+					slot.offer(fence)
+				}
 				select {
-				case ch <- struct{}{}:
+				case slot.ch <- struct{}{}:
 				default:
 				}
 			}

@@ -161,12 +161,15 @@ func (w *watchdog) schedule(lk *Lock, start time.Time) time.Time {
 
 // slack lets a lock that is due soon ride along with one due now, so that
 // locks taken a moment apart are renewed in one batch: renewing at a sixth
-// of the lease instead of a third costs nothing.
+// of the lease instead of a third costs nothing. A lock whose validity is
+// shorter than its lease (one handed over by a release, see
+// Locker.handedOver) is given as much slack by that validity: a short hold
+// of it ends before any renewal.
 func (w *watchdog) slack(lk *Lock) time.Duration {
 	if !w.l.autoRenew || lk.retrying {
 		return 0
 	}
-	return lk.ttl / 6
+	return min(lk.ttl/6, lk.validUntil.Sub(lk.nextCheck)/4)
 }
 
 // renewBatch is the most locks one renewal round trip carries.

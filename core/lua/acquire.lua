@@ -18,37 +18,14 @@
 -- Needs Redis 6.2 or later (SET ... GET).
 --
 -- Returns the fence when the lock is ours (a number below 2^53, a string
--- of digits above), or when
--- someone else holds it, minus the holder's remaining lease in milliseconds
--- (0: no expiry set). With KEYS[4], when a result is recorded there, it
+-- of digits above), or when someone else holds it, minus the holder's
+-- remaining lease in milliseconds (0: no expiry set); for a waiter (ARGV[5])
+-- that minus, and the last fence handed out, in a two-element array. With KEYS[4], when a result is recorded there, it
 -- returns that record, in a one-element array, and takes nothing: the work
 -- the lock guards was done already.
 --
--- Fences are kept and returned as strings of decimal digits: Lua's numbers
--- are doubles, exact only up to 2^53, and a fence must never repeat.
-
--- a < b, for strings of digits without leading zeros.
-local function less(a, b)
-  if #a ~= #b then
-    return #a < #b
-  end
-  return a < b
-end
-
--- s + 1, for a string of digits.
-local function succ(s)
-  local i = #s
-  while i > 0 and s:byte(i) == 57 do -- '9'
-    i = i - 1
-  end
-  if i == 0 then
-    return '1' .. string.rep('0', #s)
-  end
-  return s:sub(1, i - 1) .. string.char(s:byte(i) + 1) .. string.rep('0', #s - i)
-end
-
--- Up to 19 digits: every such number fits in a uint64.
-local maxDigits = 19
+-- The fence arithmetic (less, succ, maxDigits, nextFence, fenceReply) is
+-- fence.lua's, sent ahead of this script.
 
 local floor = ARGV[4]
 if floor == '' then
@@ -104,34 +81,15 @@ if ours then
     -- A waiter that found the lock free may still stand in line.
     redis.call('LREM', KEYS[5], 1, waiter)
   end
-  -- The fence is max(last fence + 1, a clock in microseconds): above every
-  -- fence handed out before, also when the counter was lost (a restart
-  -- without persistence, an expired counter) or went back in time (a restart
-  -- from an older snapshot, a failover to a replica that lagged), as long as
-  -- the clock does not step back further than that. The clock is the
-  -- server's, or for RedlockStore the caller's (ARGV[4]): its fence is the
-  -- largest of several servers', and only one clock makes those comparable.
-  if not floor then
-    local t = redis.call('TIME')
-    floor = t[1] .. string.format('%06d', tonumber(t[2]))
+  -- The clock is the server's, or for RedlockStore the caller's (ARGV[4]):
+  -- its fence is the largest of several servers', and only one clock makes
+  -- those comparable.
+  local fence = nextFence(KEYS[2], floor, ARGV[3])
+  if not fence then
+    redis.call('DEL', KEYS[1])
+    return redis.error_reply('ERR reqlock: fence counter exhausted')
   end
-  -- Store the floor and read the last fence in one call (SET ... GET).
-  local last = redis.call('SET', KEYS[2], floor, 'PX', ARGV[3], 'GET')
-  local fence = floor
-  if last and not less(last, floor) then
-    fence = succ(last)
-    if #fence > maxDigits then
-      redis.call('DEL', KEYS[1])
-      return redis.error_reply('ERR reqlock: fence counter exhausted')
-    end
-    redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
-  end
-  -- Below 2^53 a Lua number holds the fence exactly, and an integer reply
-  -- costs the client less than a string.
-  if less(fence, '9007199254740992') then
-    return tonumber(fence)
-  end
-  return fence
+  return fenceReply(fence)
 end
 
 -- A waiter joins the line, once, unless this attempt was given up and
@@ -145,6 +103,12 @@ end
 
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl < 0 then
-  return 0
+  pttl = 0
+end
+if waiter then
+  -- A waiter also learns the last fence handed out, '' if none: a hand-off
+  -- that a release makes to it after this carries a larger one (see
+  -- release.lua), and one made before, a smaller or equal one.
+  return { -pttl, redis.call('GET', KEYS[2]) or '' }
 end
 return -pttl

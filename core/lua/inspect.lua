@@ -2,8 +2,9 @@
 -- reads: no lease, fence or line changes.
 --
 -- KEYS[1]  the lock; its value is the holder's token, or its token, '.' and
---          its label (see acquire.lua); '~' .. a waiter while a release's
---          hand-off waits for that waiter (see release.lua)
+--          its label (see acquire.lua); '~' .. a waiter (with its label
+--          likewise) under a release's hand-off to that waiter (see
+--          release.lua)
 -- KEYS[2]  the lock's fence counter: the last fence handed out
 -- KEYS[3]  the key's line of waiters
 --
@@ -27,12 +28,13 @@ end
 
 local pttl = redis.call('PTTL', KEYS[1])
 local id = redis.sha1hex(value)
+local state = 1
 if string.sub(value, 1, 1) == '~' then
-  return { 2, pttl, fence, waiting, '', id }
+  state = 2
 end
 local holder = ''
 local dot = string.find(value, '.', 1, true)
 if dot then
   holder = string.sub(value, dot + 1)
 end
-return { 1, pttl, fence, waiting, holder, id }
+return { state, pttl, fence, waiting, holder, id }

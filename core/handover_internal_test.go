@@ -1,0 +1,79 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// A waiter relies on a hand-off without asking the store only when its
+// fence says it came after the waiter's last refused attempt, and enough of
+// its lease is left, counted from when that attempt was sent.
+func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	cases := []struct {
+		name                string
+		fence, refusedFence uint64
+		refusedAt           time.Time
+		withRecord, manual  bool
+		want                bool
+	}{
+		{name: "current", fence: 8, refusedFence: 7, refusedAt: now, want: true},
+		{name: "told without a fence", fence: 0, refusedFence: 7, refusedAt: now},
+		{name: "no fence seen when refused", fence: 8, refusedFence: 0, refusedAt: now},
+		{name: "the same fence", fence: 7, refusedFence: 7, refusedAt: now},
+		{name: "an older fence", fence: 6, refusedFence: 7, refusedAt: now},
+		{name: "too little lease left", fence: 8, refusedFence: 7, refusedAt: now.Add(-validity(HandOffTimeout) + minHandedOver/2)},
+		{name: "lease over", fence: 8, refusedFence: 7, refusedAt: now.Add(-time.Second)},
+		{name: "looks for a record", fence: 8, refusedFence: 7, refusedAt: now, withRecord: true},
+		{name: "no watchdog", fence: 8, refusedFence: 7, refusedAt: now, manual: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []Option{WithTTL(10 * time.Second)}
+			if c.manual {
+				opts = append(opts, WithoutWatchdog())
+			}
+			l := NewLocker(NewMemoryStore(), opts...)
+			lk := l.handedOver(ctx, "k", "reqlock:{k}", "i/w", c.fence, c.refusedAt, c.refusedFence, c.withRecord)
+			if got := lk != nil; got != c.want {
+				t.Fatalf("handed over: %v, want %v", got, c.want)
+			}
+			if lk == nil {
+				return
+			}
+			if lk.Token() != "~i/w" || lk.Fence() != c.fence {
+				t.Fatalf("token %q fence %d", lk.Token(), lk.Fence())
+			}
+			// Valid no longer than the hand-off's lease from the refused
+			// attempt; whatever reaches the store no further than one from now.
+			if !lk.validUntil.Equal(c.refusedAt.Add(validity(HandOffTimeout))) || lk.reach.After(time.Now().Add(HandOffTimeout)) {
+				t.Fatalf("valid until %v, reach %v", lk.validUntil, lk.reach)
+			}
+			l.dog.remove(lk)
+		})
+	}
+}
+
+// parseWake reads what release.lua publishes; a fence that is no number is
+// none.
+func TestParseWake(t *testing.T) {
+	for _, c := range []struct {
+		in          string
+		key, waiter string
+		fence       uint64
+		ok          bool
+	}{
+		{"reqlock:{a} i/w 42", "reqlock:{a}", "i/w", 42, true},
+		{"reqlock:{a} i/w.pod-1", "reqlock:{a}", "i/w.pod-1", 0, true},
+		{"reqlock:{a} i/w x", "reqlock:{a}", "i/w", 0, true},
+		{"reqlock:{a} i/w 99999999999999999999", "reqlock:{a}", "i/w", 0, true},
+		{"nospace", "nospace", "", 0, false},
+	} {
+		key, waiter, fence, ok := parseWake(c.in)
+		if key != c.key || waiter != c.waiter || fence != c.fence || ok != c.ok {
+			t.Errorf("%q: %q %q %d %v", c.in, key, waiter, fence, ok)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package core_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// lineCalls counts the scripts a client sends that name a key's line: the
+// acquires of a waiter, and releases (not renewals).
+type lineCalls struct{ n atomic.Int64 }
+
+func (s *lineCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s *lineCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		for _, a := range cmd.Args() {
+			if k, ok := a.(string); ok && strings.HasSuffix(k, ":q") {
+				s.n.Add(1)
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (s *lineCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+type obtained struct {
+	lk  *core.Lock
+	err error
+	at  time.Time
+}
+
+func obtainAsync(ctx context.Context, l *core.Locker, key string) chan obtained {
+	ch := make(chan obtained, 1)
+	go func() {
+		lk, err := l.Obtain(ctx, key)
+		ch <- obtained{lk, err, time.Now()}
+	}()
+	return ch
+}
+
+// On Redis a release hands the lock to the head of the line with its fence,
+// and the waiter runs on being told: no acquire after the release. The lock
+// it holds is renewed to a whole lease, shows in Inspect under the waiter's
+// label, and its release hands it on to the next in line.
+func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := ctxT(t, 20*time.Second)
+	const ttl = 3 * time.Second
+	holder := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl))
+	bClient := srv.Client(t)
+	var bCalls lineCalls
+	bClient.AddHook(&bCalls)
+	b := newLocker(core.NewRedisStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
+	c := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl))
+	skey, _ := holder.StoreKey("k")
+	observer := srv.Client(t)
+
+	first, err := holder.Obtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bGot := obtainAsync(ctx, b, "k")
+	waitFor(t, "b to stand in line", func() bool { return observer.LLen(ctx, skey+":q").Val() == 1 })
+	cGot := obtainAsync(ctx, c, "k")
+	waitFor(t, "c to stand in line behind b", func() bool { return observer.LLen(ctx, skey+":q").Val() == 2 })
+
+	before := bCalls.n.Load()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := <-bGot
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	lk := got.lk
+	if n := bCalls.n.Load() - before; n != 0 {
+		t.Fatalf("b sent %d acquires between the release and holding the lock, want 0", n)
+	}
+	if !strings.HasPrefix(lk.Token(), "~") || lk.Fence() <= first.Fence() {
+		t.Fatalf("token %q fence %d after fence %d: want a handed-over lock with a larger fence", lk.Token(), lk.Fence(), first.Fence())
+	}
+	h, err := b.Inspect(ctx, "k")
+	if err != nil || !h.Held || !h.HandedOff || h.Holder != "pod-b" || h.Fence != lk.Fence() {
+		t.Fatalf("inspect: %+v, %v", h, err)
+	}
+
+	// Held past the hand-off's own lease: the watchdog renewed it.
+	time.Sleep(3 * core.HandOffTimeout)
+	select {
+	case <-lk.Lost():
+		t.Fatal("the handed-over lock was lost")
+	default:
+	}
+	if left, err := lk.TTL(ctx); err != nil || left <= core.HandOffTimeout {
+		t.Fatalf("lease %v, %v: want renewed to about %v", left, err, ttl)
+	}
+	select {
+	case o := <-cGot:
+		t.Fatalf("c obtained while b holds: %v", o.err)
+	default:
+	}
+
+	if err := lk.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := <-cGot
+	if next.err != nil {
+		t.Fatal(next.err)
+	}
+	if next.lk.Fence() <= lk.Fence() {
+		t.Fatalf("c's fence %d after b's %d", next.lk.Fence(), lk.Fence())
+	}
+	if err := next.lk.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := observer.Exists(ctx, skey).Val(); n != 0 {
+		t.Fatal("the key is still taken after every release")
+	}
+}
+
+// A hand-off whose message comes late, after its HandOffTimeout ran out,
+// someone else took the lock and the waiter was turned away again, is not
+// relied on: its fence is no larger than the last one the waiter saw. The
+// waiter asks the store, is turned away, and keeps waiting; it gets the
+// lock once the other holder releases.
+func TestHandOverToldLateIsNotTrusted(t *testing.T) {
+	px := startProxied(t)
+	ctx := ctxT(t, 20*time.Second)
+	direct := core.NewRedisStore(px.direct)
+	holder := newLocker(direct, core.WithTTL(10*time.Second))
+	other := newLocker(direct, core.WithTTL(10*time.Second))
+	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+	skey, _ := holder.StoreKey("k")
+
+	first, err := holder.Obtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := len(px.proxy.Conns())
+	wGot := obtainAsync(ctx, waiter, "k")
+	waitFor(t, "the waiter to stand in line", func() bool { return px.direct.LLen(ctx, skey+":q").Val() == 1 })
+	conns := px.proxy.Conns()
+	if len(conns) != known+1 {
+		t.Fatalf("%d connections, want %d: the waiter's and its subscription's", len(conns), known+1)
+	}
+	commands, subscription := conns[known-1], conns[known]
+
+	// The waiter's next poll and the hand-off's message are both held.
+	subscription.Hold(faultproxy.Downstream)
+	commands.Hold(faultproxy.Upstream)
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(core.HandOffTimeout + 20*time.Millisecond) // the hand-off runs out
+	taken, err := other.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatalf("the hand-off did not run out: %v", err)
+	}
+	// The waiter's poll lands now, and is turned away: the other holds it.
+	polled := px.answered.Load()
+	commands.Release(faultproxy.Upstream)
+	waitFor(t, "the waiter's poll to be answered", func() bool { return px.answered.Load() > polled })
+	// Then the old hand-off's message comes.
+	subscription.Release(faultproxy.Downstream)
+	select {
+	case o := <-wGot:
+		t.Fatalf("the waiter took a hand-off that had run out (err %v) while another holds the lock", o.err)
+	case <-time.After(3 * core.HandOffTimeout):
+	}
+	if h, err := holder.Inspect(ctx, "k"); err != nil || h.HandedOff || !h.Held {
+		t.Fatalf("inspect: %+v, %v: the other should still hold it", h, err)
+	}
+
+	if err := taken.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-wGot
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.lk.Fence() <= taken.Fence() {
+		t.Fatalf("fence %d after %d", o.lk.Fence(), taken.Fence())
+	}
+	_ = o.lk.Release(ctx)
+}
