@@ -118,6 +118,36 @@ func pingRTT(tb testing.TB, c *redis.Client, idle time.Duration) time.Duration {
 	return percentile(rtts, 0.5)
 }
 
+// messageHop is the median time from a PUBLISH, sent after idle, to a
+// subscriber on another connection holding the message: the least a
+// wake-up by message costs, and so the least a hand-off between instances
+// costs, whatever carries it.
+func messageHop(tb testing.TB, addr string, idle time.Duration) time.Duration {
+	ctx := context.Background()
+	pub := redis.NewClient(redistest.ClientOptions(addr))
+	defer pub.Close()
+	sub := redis.NewClient(redistest.ClientOptions(addr))
+	defer sub.Close()
+	ps := sub.Subscribe(ctx, "reqlock-bench:hop")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	var hops []time.Duration
+	for range 300 {
+		time.Sleep(idle)
+		sent := time.Now()
+		if err := pub.Publish(ctx, "reqlock-bench:hop", "x").Err(); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := ps.ReceiveMessage(ctx); err != nil {
+			tb.Fatal(err)
+		}
+		hops = append(hops, time.Since(sent))
+	}
+	return percentile(hops, 0.5)
+}
+
 // commandsSent is how many commands clients sent Redis so far, from INFO
 // commandstats: script calls once each (the calls a script makes inside are
 // not the client's), plus SUBSCRIBE, UNSUBSCRIBE and PUBLISH.
@@ -173,11 +203,12 @@ func mean(ds []time.Duration) time.Duration {
 // BenchmarkHandOff measures waiting across instances: n Lockers with a
 // client each on one key, holding it 2ms at a time and pausing 5ms after
 // each release. Beside it, in the same
-// run, the loopback PING round trip and the polling baseline (the same
-// Lockers with wake-ups and the line switched off). PING is measured back to
-// back and after 2ms idle: on a virtual machine whose idle cores sleep, each
-// hop of a hand-off between processes that were waiting costs a wake-up,
-// which a PING loop never pays. Reported: the hand-off
+// run, the loopback PING round trip, one message's hop (PUBLISH to a
+// subscriber, after 2ms idle: the least any wake-up by message costs), and
+// the polling baseline (the same Lockers with wake-ups and the line switched
+// off). PING is measured back to back and after 2ms idle: on a virtual
+// machine whose idle cores sleep, each hop of a hand-off between processes
+// that were waiting costs a wake-up, which a PING loop never pays. Reported: the hand-off
 // gap (release to next acquire) median and p99 against PING and against
 // polling, commands clients sent per acquisition (INFO commandstats), how
 // far the most and least served Locker is from an equal share, and the
@@ -192,6 +223,7 @@ func BenchmarkHandOff(b *testing.B) {
 				const hold, think = 2 * time.Millisecond, 5 * time.Millisecond
 				ping := pingRTT(b, probe, 0)
 				idlePing := pingRTT(b, probe, hold)
+				hop := messageHop(b, srv.Addr, hold)
 				before := commandsSent(b, probe)
 				woken := contend(b, srv.Addr, n, count, hold, think, 20*time.Second, false)
 				cmds := commandsSent(b, probe) - before
@@ -203,6 +235,8 @@ func BenchmarkHandOff(b *testing.B) {
 				b.ReportMetric(float64(ping.Microseconds()), "ping-µs")
 				b.ReportMetric(float64(idlePing.Microseconds()), "idle-ping-µs")
 				b.ReportMetric(float64(p50)/float64(idlePing), "p50/idle-ping")
+				b.ReportMetric(float64(hop.Microseconds()), "hop-µs")
+				b.ReportMetric(float64(p50)/float64(hop), "p50/hop")
 				b.ReportMetric(float64(p50.Microseconds()), "gap-p50-µs")
 				b.ReportMetric(float64(p99.Microseconds()), "gap-p99-µs")
 				b.ReportMetric(float64(p50)/float64(ping), "p50/ping")
