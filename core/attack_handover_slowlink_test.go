@@ -1,0 +1,77 @@
+package core_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/faultproxy"
+)
+
+// On a healthy link with a 100ms round trip a lock with a 3s lease is kept
+// (TestSlowButHealthyLinkKeepsLock asks as much of a 40ms one against a
+// 150ms lease). A waiter that runs under a hand-off instead holds it for
+// what is left of HandOffTimeout since its last poll was sent: here about
+// 250 - 100 (the poll's round trip) - 50 (the wake-up's way) = ~95ms, above
+// minHandedOver (50ms), so it does not claim it. Its first renewal goes at
+// a third of that and needs a whole round trip to come back: it comes back
+// after the lock's validity ended, and the lock is declared lost, every
+// time a release lands this soon after the waiter's poll. Redis renews it
+// all the same: the key stays taken for the "lost" holder.
+func TestAttackHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
+	px := startProxied(t)
+	ctx := ctxT(t, 20*time.Second)
+	const (
+		ttl    = 3 * time.Second
+		oneWay = 50 * time.Millisecond
+	)
+	holder := newLocker(core.NewRedisStore(px.direct), core.WithTTL(ttl))
+	polls := newAnsweredPolls()
+	px.via.AddHook(polls)
+	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	skey, _ := holder.StoreKey("k")
+
+	px.proxy.Delay(faultproxy.Upstream, oneWay)
+	px.proxy.Delay(faultproxy.Downstream, oneWay)
+	// The waiter's Locker has held a lock on this link before: scripts
+	// loaded, its round trip known.
+	warm, err := waiter.TryObtain(ctx, "warm-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Refresh(ctx, ttl); err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(ctx)
+
+	first, err := holder.Obtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wGot := obtainAsync(ctx, waiter, "k")
+	waitFor(t, "the waiter to stand in line", func() bool { return px.direct.LLen(ctx, skey+":q").Val() == 1 })
+	polls.drain()
+	if !polls.nextPoll(5 * time.Second) {
+		t.Fatal("the waiter did not poll")
+	}
+	// The holder releases as its waiter's poll is answered.
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := <-wGot
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	lk := got.lk
+	defer lk.Release(ctx)
+	t.Logf("obtained under token %q", lk.Token())
+
+	select {
+	case <-lk.Lost():
+		time.Sleep(2 * oneWay) // the renewal has landed by now
+		t.Fatalf("the lock a waiter took over was declared lost on a healthy link with a %v round trip; "+
+			"Redis still has it for its token: %v, for another %v",
+			2*oneWay, px.direct.Get(ctx, skey).Val() == lk.Token(), px.direct.PTTL(ctx, skey).Val())
+	case <-time.After(ttl):
+	}
+}
