@@ -16,6 +16,7 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 		name                string
 		fence, refusedFence uint64
 		refusedAt           time.Time
+		rtt                 time.Duration
 		withRecord, manual  bool
 		want                bool
 	}{
@@ -26,6 +27,8 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 		{name: "an older fence", fence: 6, refusedFence: 7, refusedAt: now},
 		{name: "too little lease left", fence: 8, refusedFence: 7, refusedAt: now.Add(-validity(HandOffTimeout) + minHandedOver/2)},
 		{name: "lease over", fence: 8, refusedFence: 7, refusedAt: now.Add(-time.Second)},
+		{name: "a slow link", fence: 8, refusedFence: 7, refusedAt: now, rtt: 40 * time.Millisecond},
+		{name: "a fast link", fence: 8, refusedFence: 7, refusedAt: now, rtt: time.Millisecond, want: true},
 		{name: "looks for a record", fence: 8, refusedFence: 7, refusedAt: now, withRecord: true},
 		{name: "no watchdog", fence: 8, refusedFence: 7, refusedAt: now, manual: true},
 	}
@@ -36,7 +39,7 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 				opts = append(opts, WithoutWatchdog())
 			}
 			l := NewLocker(NewMemoryStore(), opts...)
-			lk := l.handedOver(ctx, "k", "reqlock:{k}", "i/w", c.fence, c.refusedAt, c.refusedFence, c.withRecord)
+			lk := l.handedOver(ctx, "k", "reqlock:{k}", "i/w", c.fence, refusal{at: c.refusedAt, rtt: c.rtt, fence: c.refusedFence}, c.withRecord)
 			if got := lk != nil; got != c.want {
 				t.Fatalf("handed over: %v, want %v", got, c.want)
 			}

@@ -230,6 +230,9 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		l.abandon(ctx, lease, start)
 		return nil, nil, unavailable("acquire", ctxErr(actx), err)
 	}
+	if g.handedOver {
+		token = handedOverToken(waiter)
+	}
 	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl))
 	l.dog.roundTrip(time.Since(start))
 	return lk, nil, nil

@@ -152,9 +152,8 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	}
 
 	// The last attempt in line that the store turned away: when it was sent,
-	// and the last fence handed out then (0: unknown).
-	var refusedAt time.Time
-	var refusedFence uint64
+	// its round trip, and the last fence handed out then (0: unknown).
+	var refused refusal
 
 	b := l.retry()
 	timer := time.NewTimer(time.Hour)
@@ -181,7 +180,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			select {
 			case <-timer.C:
 			case <-woken:
-				if lk := l.handedOver(ctx, key, skey, waiter, wake.take(), refusedAt, refusedFence, withRecord); lk != nil {
+				if lk := l.handedOver(ctx, key, skey, waiter, wake.take(), refused, withRecord); lk != nil {
 					got = true
 					return lk, nil, nil
 				}
@@ -209,9 +208,16 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			return nil, nil, err
 		}
 		answered, seen = true, time.Now()
-		refusedAt, refusedFence = sent, taken.lastFence
+		refused = refusal{at: sent, rtt: seen.Sub(sent), fence: taken.lastFence}
 		l.waiters.sawTaken(q, taken, seen)
 	}
+}
+
+// refusal is a waiter's last attempt in line that the store turned away.
+type refusal struct {
+	at    time.Time     // when it was sent
+	rtt   time.Duration // its round trip
+	fence uint64        // the last fence handed out then; 0: unknown
 }
 
 // handedOver returns the lock a release handed to waiter with fence, as
@@ -220,32 +226,35 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 // without a fence.
 //
 // release.lua hands the lock over for HandOffTimeout. The waiter's last
-// attempt, sent at refusedAt, was turned away when refusedFence was the
+// attempt, sent at refused.at, was turned away when refused.fence was the
 // last fence handed out: a larger fence was handed out after that, so the
-// hand-off's lease started after refusedAt and runs at least until
-// refusedAt + HandOffTimeout. A smaller or equal one is of a hand-off that
+// hand-off's lease started after refused.at and runs at least until
+// refused.at + HandOffTimeout. A smaller or equal one is of a hand-off that
 // ran out before that attempt, told late. The watchdog renews the lock to
 // a whole lease a third of the way to the end of that bound, so only a
-// lock with time left is taken this way: a short hold is released before
-// any renewal.
-// A waiter that looks for a record claims instead: its acquire looks for
-// the record first.
-func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence uint64, refusedAt time.Time, refusedFence uint64, withRecord bool) *Lock {
-	if fence == 0 || refusedFence == 0 || fence <= refusedFence || withRecord || !l.autoRenew {
+// lock with time left for a few renewal round trips is taken this way; a
+// short hold is released before any renewal. A waiter that looks for a
+// record claims instead: its acquire looks for the record first.
+func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence uint64, refused refusal, withRecord bool) *Lock {
+	if fence == 0 || refused.fence == 0 || fence <= refused.fence || withRecord || !l.autoRenew {
 		return nil
 	}
 	now := time.Now()
-	validUntil := refusedAt.Add(validity(HandOffTimeout))
-	if validUntil.Sub(now) < minHandedOver {
+	validUntil := refused.at.Add(validity(HandOffTimeout))
+	if validUntil.Sub(now) < max(minHandedOver, handedOverRoundTrips*max(refused.rtt, l.dog.lastRoundTrip())) {
 		return nil
 	}
 	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(HandOffTimeout))
 }
 
 // minHandedOver is the least time left on a handed-over lock for its waiter
-// to take it without a round trip: enough for the watchdog's first renewal
-// to come back.
-const minHandedOver = HandOffTimeout / 5
+// to take it without a round trip, and handedOverRoundTrips that time in
+// round trips to the store: the watchdog's first renewal goes a third of
+// the way, and must have time to come back, or to be tried again.
+const (
+	minHandedOver        = HandOffTimeout / 5
+	handedOverRoundTrips = 8
+)
 
 // handedOverToken is the value of a lock release.lua handed to waiter: it
 // holds the lock under it until it releases.

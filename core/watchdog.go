@@ -45,6 +45,13 @@ func (w *watchdog) roundTrip(d time.Duration) {
 	w.mu.Unlock()
 }
 
+// lastRoundTrip is the last store round trip that succeeded; 0 if none.
+func (w *watchdog) lastRoundTrip() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rtt
+}
+
 // extending records that an extend of lk to ttl starts now, and returns
 // now: whatever its outcome, the lease in the store may reach ttl from now.
 func (w *watchdog) extending(lk *Lock, ttl time.Duration) time.Time {
@@ -175,8 +182,11 @@ func (w *watchdog) slack(lk *Lock) time.Duration {
 // renewBatch is the most locks one renewal round trip carries.
 const renewBatch = 1000
 
-// retryGap is how long after a failed renewal the next one goes.
-func retryGap(ttl time.Duration) time.Duration { return max(ttl/10, 5*time.Millisecond) }
+// retryGap is how long after a failed renewal the next one goes, unless
+// the lock has less than three of it left.
+func retryGap(ttl time.Duration) time.Duration { return max(ttl/10, minRetryGap) }
+
+const minRetryGap = 5 * time.Millisecond
 
 // notify wakes the loop; the caller holds mu.
 func (w *watchdog) notify() {
@@ -340,8 +350,11 @@ func (w *watchdog) retrySoon(lk *Lock, err error) {
 	w.mu.Lock()
 	lk.renewing = false
 	lk.retrying = true // no slack: retry at the gap, not at once
-	lk.nextCheck = earlier(now.Add(retryGap(lk.ttl)), lk.validUntil)
 	left := lk.validUntil.Sub(now)
+	// A few more tries fit before the lock runs out, also when its
+	// validity is much shorter than its lease (a handed-over lock).
+	gap := min(retryGap(lk.ttl), max(left/3, minRetryGap))
+	lk.nextCheck = earlier(now.Add(gap), lk.validUntil)
 	if _, ok := w.held[lk]; ok && w.running && lk.nextCheck.Before(w.target) {
 		w.notify()
 	}

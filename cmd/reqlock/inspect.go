@@ -107,7 +107,7 @@ func printText(w io.Writer, h core.Holding) error {
 	state := "free"
 	switch {
 	case h.HandedOff:
-		state = "handed off (to the next waiter in line)"
+		state = "handed off (to the next waiter in line, which may be running under it)"
 	case h.Held:
 		state = "held"
 	}

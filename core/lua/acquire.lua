@@ -18,9 +18,11 @@
 -- Needs Redis 6.2 or later (SET ... GET).
 --
 -- Returns the fence when the lock is ours (a number below 2^53, a string
--- of digits above), or when someone else holds it, minus the holder's
--- remaining lease in milliseconds (0: no expiry set); for a waiter (ARGV[5])
--- that minus, and the last fence handed out, in a two-element array. With KEYS[4], when a result is recorded there, it
+-- of digits above); when it was handed to the waiter (ARGV[5]) and is ours
+-- under the waiter's name, the fence and '~' in a two-element array. When
+-- someone else holds it: minus the holder's remaining lease in milliseconds
+-- (0: no expiry set); for a waiter, that and the last fence handed out, in
+-- a two-element array. With KEYS[4], when a result is recorded there, it
 -- returns that record, in a one-element array, and takes nothing: the work
 -- the lock guards was done already.
 --
@@ -47,6 +49,7 @@ if ARGV[7] == '1' then
 end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+local handed = false
 
 if ours then
   -- The caller gave up on this very attempt and cleaned up before it landed
@@ -67,12 +70,17 @@ else
     ours = true
   elseif waiter and holder == '~' .. waiter then
     -- Handed to us by a release: our turn, unless this attempt was given
-    -- up and cleaned up before it landed; then the hand-off runs out.
+    -- up and cleaned up before it landed; then the hand-off runs out. The
+    -- lock stays under the waiter's name, for a whole lease: the waiter may
+    -- be running under it already (see release.lua), and a late copy of an
+    -- earlier attempt of the same waiter must take nothing from it.
     if redis.call('EXISTS', KEYS[3]) == 1 then
       return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
     end
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    ours = true
+    if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+      redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    end
+    ours, handed = true, true
   end
 end
 
@@ -88,6 +96,9 @@ if ours then
   if not fence then
     redis.call('DEL', KEYS[1])
     return redis.error_reply('ERR reqlock: fence counter exhausted')
+  end
+  if handed then
+    return { fenceReply(fence), '~' }
   end
   return fenceReply(fence)
 end
