@@ -189,7 +189,7 @@ func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 }
 
 // acquire is Acquire for waiter ("" for none).
-func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (Grant, error) {
+func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (_ Grant, err error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err // the calls would outlive ctx: do not start them
 	}
@@ -197,11 +197,19 @@ func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (Gra
 	floor := any(strconv.FormatInt(start.UnixMicro(), 10)) // formatted once for all nodes
 	budget, timeout := s.budget(l.TTL)
 	lg := s.late.track(l.Key, l.Token, len(s.nodes))
+	var lines *lineJoins
+	if waiter != "" {
+		lines = &lineJoins{}
+		defer func() { lines.decide(err == nil, s, l.Key, waiter) }()
+	}
 	answers := fanOutUntil(ctx, s.nodes, timeout,
 		func(ctx context.Context, n *RedisStore) nodeAcquire {
 			a := acquireOn(ctx, n, l, floor, waiter)
 			if s.late.acquired(lg, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
+			}
+			if a.taken && lines != nil {
+				lines.joined(n, s, l.Key, waiter)
 			}
 			return a
 		},
