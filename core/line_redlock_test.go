@@ -2,10 +2,15 @@ package core_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/redistest"
 )
 
 // On Redlock, a wait that gives up while one holder keeps the lock (the
@@ -42,5 +47,59 @@ func TestRedlockLineEmptiesWhenWaitersGiveUp(t *testing.T) {
 		if n > 1 {
 			t.Errorf("node %d: line of %q holds %d entries (expires in %v) with no waiter alive; want 0", i, skey, n, ttl)
 		}
+	}
+}
+
+// A Redlock waiter that wins on a quorum while one node still holds the
+// previous holder's lock (its release there is held up) joined the line on
+// that node: it leaves it once it has won, rather than stand there as a
+// waiter until the held release lands or the line expires.
+func TestRedlockWinnerLeavesLinesItJoined(t *testing.T) {
+	servers, clients := startRedlock(t, 5)
+	ctx := ctxT(t, 20*time.Second)
+	p := faultproxy.Start(t, servers[4].Addr)
+	slow := redis.NewClient(redistest.ClientOptions(p.Addr()))
+	t.Cleanup(func() { _ = slow.Close() })
+	viaProxy := append(slices.Clone(clients[:4]), redis.UniversalClient(slow))
+	holder := newLocker(core.NewRedlockStore(viaProxy...), core.WithTTL(5*time.Second))
+	waiter := newLocker(core.NewRedlockStore(clients...), core.WithTTL(5*time.Second))
+	skey, _ := holder.StoreKey("k")
+	line := skey + ":q"
+
+	held, err := holder.Obtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the holder's lock on all five nodes", func() bool {
+		return holders(t, clients, skey, held.Token()) == 5
+	})
+	got := obtainAsync(ctx, waiter, "k")
+	waitFor(t, "the waiter in line on every node", func() bool {
+		for _, c := range clients {
+			if c.LLen(ctx, line).Val() != 1 {
+				return false
+			}
+		}
+		return true
+	})
+
+	p.Hold(faultproxy.Upstream) // the release on the fifth node waits
+	t.Cleanup(func() { p.Release(faultproxy.Upstream) })
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-got
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	defer o.lk.Release(ctx)
+	if clients[4].Get(ctx, skey).Val() != held.Token() {
+		t.Fatal("the held release reached the fifth node")
+	}
+	waitFor(t, "the winner out of the fifth node's line", func() bool {
+		return clients[4].LLen(ctx, line).Val() == 0
+	})
+	if h := mustInspect(t, ctx, waiter, "k"); h.Waiting != 0 {
+		t.Fatalf("inspect: %+v, want nobody waiting", h)
 	}
 }
