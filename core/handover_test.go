@@ -48,6 +48,21 @@ func obtainAsync(ctx context.Context, l *core.Locker, key string) chan obtained 
 	return ch
 }
 
+// handOver releases first and returns the lock its waiter, whose Obtain
+// reports on got, takes; the lock is released when the test ends.
+func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obtained) *core.Lock {
+	t.Helper()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-got
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	t.Cleanup(func() { _ = o.lk.Release(context.WithoutCancel(ctx)) })
+	return o.lk
+}
+
 // On Redis a release hands the lock to the head of the line with its fence,
 // and the waiter runs on being told: no acquire after the release. The lock
 // it holds is renewed to a whole lease, shows in Inspect under the waiter's

@@ -12,13 +12,11 @@ import (
 // (TestSlowButHealthyLinkKeepsLock asks as much of a 40ms one against a
 // 150ms lease). A waiter that runs under a hand-off instead holds it for
 // what is left of HandOffTimeout since its last poll was sent: here about
-// 250 - 100 (the poll's round trip) - 50 (the wake-up's way) = ~95ms, above
-// minHandedOver (50ms), so it does not claim it. Its first renewal goes at
-// a third of that and needs a whole round trip to come back: it comes back
-// after the lock's validity ended, and the lock is declared lost, every
-// time a release lands this soon after the waiter's poll. Redis renews it
-// all the same: the key stays taken for the "lost" holder.
-func TestAttackHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
+// 250 - 100 (the poll's round trip) - 50 (the wake-up's way) = ~95ms. A
+// renewal a third of the way there would come back after that ran out, and
+// the lock would be declared lost while Redis renews it: on a link this
+// slow the waiter must claim the hand-off with an acquire instead.
+func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 	px := startProxied(t)
 	ctx := ctxT(t, 20*time.Second)
 	const (
@@ -55,15 +53,7 @@ func TestAttackHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 		t.Fatal("the waiter did not poll")
 	}
 	// The holder releases as its waiter's poll is answered.
-	if err := first.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := <-wGot
-	if got.err != nil {
-		t.Fatal(got.err)
-	}
-	lk := got.lk
-	defer lk.Release(ctx)
+	lk := handOver(t, ctx, first, wGot)
 	t.Logf("obtained under token %q", lk.Token())
 
 	select {
