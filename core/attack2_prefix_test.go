@@ -1,0 +1,49 @@
+package core_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/backoff"
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// WithPrefix accepts any prefix without '{' or '}', spaces included. A
+// release tells the head of the line "key waiter fence", space-separated,
+// and the Locker reads the key up to the first space: under a prefix with
+// a space the key it reads is cut short, matches no waiter, and the waiter
+// is never told. Its hand-off runs out unclaimed and the waiter waits for
+// its next poll, here seconds away, as if nobody had released.
+func TestAttack2PrefixWithSpaceNeverWakesTheWaiter(t *testing.T) {
+	for _, prefix := range []string{"reqlock:", "my app:"} {
+		t.Run(prefix, func(t *testing.T) {
+			srv := redistest.Start(t)
+			ctx := ctxT(t, 20*time.Second)
+			const ttl = 10 * time.Second
+			holder := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix))
+			// Polls far apart: the waiter gets the lock in time only if the
+			// release tells it.
+			waiter := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix),
+				core.WithRetry(backoff.Constant(8*time.Second)))
+			skey, _ := holder.StoreKey("k")
+			observer := srv.Client(t)
+
+			first, err := holder.Obtain(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx := ctxT(t, 4*time.Second)
+			wGot := obtainAsync(wctx, waiter, "k")
+			waitFor(t, "the waiter to stand in line", func() bool { return observer.LLen(ctx, skey+":q").Val() == 1 })
+			if err := first.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := <-wGot
+			if got.err != nil {
+				t.Fatalf("prefix %q: the waiter did not get the lock released 4s before its context ended: %v", prefix, got.err)
+			}
+			_ = got.lk.Release(ctx)
+		})
+	}
+}
