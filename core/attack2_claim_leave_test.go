@@ -1,0 +1,131 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+// warmPool leaves n connections of c open, idle and past their handshake,
+// so that the next commands each send one chunk, the command itself.
+func warmPool(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			// Blocks its connection for a moment: the n calls need n of them.
+			errs <- c.Do(context.Background(), "BLPOP", "attack2:nothing", "0.1").Err()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A waiter without the watchdog claims its hand-off with an acquire, and
+// the link stalls: the claim's reply times out (the attempt timeout), the
+// waiter gives up with ErrUnavailable, cancels the claim's token (retried
+// in the background for a lease) and leaves the line (one try). The claim
+// lands after all: it finds '~' + waiter and keeps the lock under that
+// name, for a whole lease. The cancel compares the claim's token with
+// '~' + waiter and frees nothing; the Leave, the only call that would free
+// '~' + waiter, failed once on the stalled link and is never tried again.
+// The key stays taken for nobody for the whole lease. Before a claim stayed
+// under the waiter's name, the late claim put the claim's token there, and
+// the background cancel freed it.
+func TestAttack2LateClaimAfterFailedLeaveHoldsKeyForLease(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr)
+	via := redis.NewClient(redistest.ClientOptions(p.Addr()))
+	t.Cleanup(func() { _ = via.Close() })
+	polls := newAnsweredPolls()
+	via.AddHook(polls)
+	warmPool(t, via, 4)
+	direct := srv.Client(t)
+	ctx := ctxT(t, 30*time.Second)
+
+	const ttl = 10 * time.Second
+	holder := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
+	waiter := newLocker(core.NewRedisStore(via), core.WithTTL(ttl), core.WithoutWatchdog(),
+		core.WithAttemptTimeout(60*time.Millisecond))
+	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
+	skey, _ := holder.StoreKey("k")
+
+	first, err := holder.Obtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	polls.drain()
+	wGot := obtainAsync(ctx, waiter, "k")
+	waitFor(t, "the waiter to stand in line", func() bool { return direct.LLen(ctx, skey+":q").Val() == 1 })
+	// Right after an answered poll: the waiter's next command is its claim.
+	if !polls.nextPoll(5 * time.Second) {
+		t.Fatal("the waiter did not poll")
+	}
+	// The claim, then the cancel of its token and the Leave, in either order.
+	held := []*faultproxy.Held{p.HoldNext(faultproxy.Upstream), p.HoldNext(faultproxy.Upstream), p.HoldNext(faultproxy.Upstream)}
+	for _, h := range held {
+		t.Cleanup(h.Release)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range held {
+		select {
+		case <-h.Captured():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter did not send its claim, cancel and Leave")
+		}
+	}
+	claim := held[0]
+	if b := claim.Bytes(); !bytes.Contains(b, []byte(":q")) {
+		t.Fatalf("held %q first, want the waiter's claim", b)
+	}
+	cancelled, leave := held[1], held[2]
+	if !bytes.Contains(cancelled.Bytes(), []byte(":cancel:")) {
+		cancelled, leave = leave, cancelled
+	}
+	if !bytes.Contains(cancelled.Bytes(), []byte(":cancel:")) || bytes.Contains(leave.Bytes(), []byte(":cancel:")) {
+		t.Fatalf("held %q and %q, want the claim's cancel and the Leave", held[1].Bytes(), held[2].Bytes())
+	}
+
+	// The claim lands within the hand-off; the Leave is lost with its
+	// connection; the cancel goes through.
+	claim.Release()
+	waitFor(t, "the claim to land", func() bool { return direct.PTTL(ctx, skey).Val() > core.HandOffTimeout })
+	leave.Conn().Cut()
+	cancelled.Release()
+
+	got := <-wGot
+	if got.err == nil {
+		_ = got.lk.Release(ctx)
+		t.Fatal("the waiter got the lock: the claim's reply was not lost")
+	}
+	if !errors.Is(got.err, core.ErrUnavailable) {
+		t.Fatalf("the waiter's Obtain: %v, want ErrUnavailable", got.err)
+	}
+	// Give the background cancel time to be tried again, had it failed.
+	time.Sleep(2 * core.HandOffTimeout)
+	settle(t, direct)
+
+	lk, err := other.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatalf("the waiter gave up, yet its late claim keeps the key for nobody: value %q, PTTL %v; "+
+			"another caller gets %v", direct.Get(ctx, skey).Val(), direct.PTTL(ctx, skey).Val(), err)
+	}
+	_ = lk.Release(ctx)
+}
