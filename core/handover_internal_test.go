@@ -72,7 +72,10 @@ func TestParseWake(t *testing.T) {
 		{"reqlock:{a} i/w.pod-1", "reqlock:{a}", "i/w.pod-1", 0, true},
 		{"reqlock:{a} i/w x", "reqlock:{a}", "i/w", 0, true},
 		{"reqlock:{a} i/w 99999999999999999999", "reqlock:{a}", "i/w", 0, true},
-		{"nospace", "nospace", "", 0, false},
+		{"my app:{a} i/w 7", "my app:{a}", "i/w", 7, true},
+		{"a b:{a} i/w.x", "a b:{a}", "i/w.x", 0, true},
+		{"nospace", "", "", 0, false},
+		{"no tag i/w", "", "", 0, false},
 	} {
 		key, waiter, fence, ok := parseWake(c.in)
 		if key != c.key || waiter != c.waiter || fence != c.fence || ok != c.ok {

@@ -17,11 +17,11 @@ type Holding struct {
 	// Held is true while someone holds the lock, or while a release has
 	// handed it to the next waiter in line (HandedOff).
 	Held bool
-	// HandedOff is true while the lock is under the hand-off a release made
-	// to the next waiter in line: for at most HandOffTimeout if that waiter
-	// does not take it; on RedisStore a waiter may run under it at once,
-	// and then holds it so until it releases. Holder is that waiter's
-	// Locker's label.
+	// HandedOff is true while the lock is held under the name of a waiter in
+	// line: a release handed it over, for at most HandOffTimeout if that
+	// waiter does not take it. On RedisStore a waiter holds the lock under
+	// its name, whether it was handed the lock or found it free, until it
+	// releases. Holder is that waiter's Locker's label.
 	HandedOff bool
 	// Lease is the holder's remaining lease; 0 when free (and when a lock
 	// was set by hand without an expiry). The holder's

@@ -32,10 +32,13 @@ type Locker struct {
 
 	// The subscription to releases, for a store that wakes waiters (Waker),
 	// and who waits for what.
-	subOnce  sync.Once
-	sub      Subscription
-	wakes    wakeRegistry
-	instance string // names this Locker in the lines of a Waker store
+	subOnce sync.Once
+	// handsOver: the store's releases hand the lock to a waiter's name
+	// (granter), so a wait's attempts carry that name as their token.
+	handsOver bool
+	sub       Subscription
+	wakes     wakeRegistry
+	instance  string // names this Locker in the lines of a Waker store
 }
 
 // subscription returns the Locker's one subscription to w's releases.
@@ -68,6 +71,7 @@ func NewLocker(s Store, opts ...Option) *Locker {
 	}
 	l.dog.init(l)
 	l.instance = newWaiterID()
+	_, l.handsOver = s.(granter)
 	return l
 }
 
@@ -198,6 +202,13 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 // (the store is a Waker).
 func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool, waiter string) (*Lock, []byte, error) {
 	token := l.labelled(newToken())
+	if waiter != "" && l.handsOver {
+		// Every attempt of one wait carries the waiter's name, which a
+		// release hands the lock to: the marker that a release, cancel or
+		// Leave of that name leaves then voids every copy of them still on
+		// its way, as it does a plain attempt's (see acquire.lua).
+		token = handedOverToken(waiter)
+	}
 	start := time.Now()
 	actx := ctx
 	if d := l.attemptTimeout(ctx); d > 0 {
@@ -229,9 +240,6 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		// what our token holds or would hold.
 		l.abandon(ctx, lease, start)
 		return nil, nil, unavailable("acquire", ctxErr(actx), err)
-	}
-	if g.handedOver {
-		token = handedOverToken(waiter)
 	}
 	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl))
 	l.dog.roundTrip(time.Since(start))

@@ -145,7 +145,7 @@ func granted(l Lease, a acquireAnswer, err error) (Grant, []byte, error) {
 	case a.fence == 0:
 		return Grant{}, nil, &NotObtainedError{Remaining: a.remaining, lastFence: a.lastFence}
 	}
-	return Grant{Fence: a.fence, Validity: validity(l.TTL), handedOver: a.handedOver}, nil, nil
+	return Grant{Fence: a.fence, Validity: validity(l.TTL)}, nil, nil
 }
 
 // AcquireOrRecord implements Recorder: the acquire and the look-up of the
@@ -212,7 +212,7 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	}
 	switch v := v.(type) {
 	case string:
-		if a.fence = fenceOf(v); a.fence > 0 {
+		if a.fence, err = strconv.ParseUint(v, 10, 64); err == nil && a.fence > 0 {
 			return a, nil
 		}
 	case int64:
@@ -230,13 +230,6 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 				return a, nil
 			}
 		case 2:
-			if v[1] == handedOverMark {
-				if a.fence = fenceOf(v[0]); a.fence > 0 {
-					a.handedOver = true
-					return a, nil
-				}
-				break
-			}
 			pttl, ok1 := v[0].(int64)
 			last, ok2 := v[1].(string)
 			if ok1 && ok2 && pttl <= 0 {
@@ -251,33 +244,12 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	return acquireAnswer{}, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
 }
 
-// fenceOf reads a fence in a script's reply: an integer, or a string of
-// digits above 2^53; 0 when it is neither.
-func fenceOf(v any) uint64 {
-	switch v := v.(type) {
-	case int64:
-		if v > 0 {
-			return uint64(v)
-		}
-	case string:
-		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return 0
-}
-
-// handedOverMark follows the fence in acquire.lua's answer when the lock
-// was handed to the waiter and is held under its name.
-const handedOverMark = "~"
-
 // acquireAnswer is what one acquire.lua call said.
 type acquireAnswer struct {
-	fence      uint64        // the lock is ours, with this fence; 0: it is not
-	handedOver bool          // ours under the waiter's name, '~' + waiter
-	remaining  time.Duration // not ours: the holder's remaining lease, 0 if unknown
-	lastFence  uint64        // not ours, to a waiter: the last fence handed out, 0 if none
-	record     []byte        // the key's record, when asked for and there
+	fence     uint64        // the lock is ours, with this fence; 0: it is not
+	remaining time.Duration // not ours: the holder's remaining lease, 0 if unknown
+	lastFence uint64        // not ours, to a waiter: the last fence handed out, 0 if none
+	record    []byte        // the key's record, when asked for and there
 }
 
 // validity is how long we rely on a lease Redis granted: the lease, less

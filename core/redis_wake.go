@@ -23,9 +23,16 @@ func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, 
 }
 
 // Leave implements Waker: release.lua on the waiter's hand-off, if it has
-// one, after taking it out of the line; one round trip.
+// one, after taking it out of the line; one round trip. Over a client that
+// may resend commands, it also leaves the marker of the waiter's name, which
+// Locker's attempts in line carry as their token: a copy of one of them
+// still on its way then takes nothing when it lands.
 func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
-	return s.release(ctx, key, "~"+waiter, 0, waiter).Err()
+	var marker time.Duration
+	if s.resends {
+		marker = releaseMarkerTTL
+	}
+	return s.release(ctx, key, "~"+waiter, marker, waiter).Err()
 }
 
 // Subscribe implements Waker: one pub/sub connection, opened on the first
@@ -173,9 +180,14 @@ func (r *redisSub) read(ps *redis.PubSub, confirmed, done, stop chan struct{}) {
 
 // parseWake reads release.lua's message: the key, the waiter and, when the
 // lock was handed to that waiter, its fence; fence is 0 when there is none
-// or it is no number.
+// or it is no number. A key ends with its hash tag's '}', and the prefix
+// before it may hold spaces; a waiter holds neither spaces nor braces.
 func parseWake(payload string) (key, waiter string, fence uint64, ok bool) {
-	key, waiter, ok = strings.Cut(payload, " ")
+	end := strings.LastIndex(payload, "} ")
+	if end < 0 {
+		return "", "", 0, false
+	}
+	key, waiter, ok = payload[:end+1], payload[end+2:], true
 	if w, f, hasFence := strings.Cut(waiter, " "); hasFence {
 		waiter = w
 		// On overflow ParseUint returns its largest value with the error.

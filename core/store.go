@@ -51,10 +51,6 @@ type Grant struct {
 	// Validity is how long, from the moment Acquire was called, the holder
 	// may rely on the lock by its own clock.
 	Validity time.Duration
-
-	// handedOver: the lock was handed to the waiter, and is held under its
-	// name ('~' + waiter) rather than the lease's token (RedisStore).
-	handedOver bool
 }
 
 // Renewal is the outcome of extending one lease.

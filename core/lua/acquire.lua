@@ -18,11 +18,9 @@
 -- Needs Redis 6.2 or later (SET ... GET).
 --
 -- Returns the fence when the lock is ours (a number below 2^53, a string
--- of digits above); when it was handed to the waiter (ARGV[5]) and is ours
--- under the waiter's name, the fence and '~' in a two-element array. When
--- someone else holds it: minus the holder's remaining lease in milliseconds
--- (0: no expiry set); for a waiter, that and the last fence handed out, in
--- a two-element array. With KEYS[4], when a result is recorded there, it
+-- of digits above). When someone else holds it: minus the holder's
+-- remaining lease in milliseconds (0: no expiry set); for a waiter
+-- (ARGV[5]), that and the last fence handed out, in a two-element array. With KEYS[4], when a result is recorded there, it
 -- returns that record, in a one-element array, and takes nothing: the work
 -- the lock guards was done already.
 --
@@ -49,7 +47,6 @@ if ARGV[7] == '1' then
 end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-local handed = false
 
 if ours then
   -- The caller gave up on this very attempt and cleaned up before it landed
@@ -62,25 +59,26 @@ else
   local holder = redis.call('GET', KEYS[1])
   if holder == ARGV[1] then
     -- A client that lost the reply to its first attempt and sent it again
-    -- finds its own token: the lock is already ours. The lease only grows:
-    -- the holder may have extended it since, and trusts that.
-    if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
-      redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    end
-    ours = true
-  elseif waiter and holder == '~' .. waiter then
-    -- Handed to us by a release: our turn, unless this attempt was given
-    -- up and cleaned up before it landed; then the hand-off runs out. The
-    -- lock stays under the waiter's name, for a whole lease: the waiter may
-    -- be running under it already (see release.lua), and a late copy of an
-    -- earlier attempt of the same waiter must take nothing from it.
+    -- finds its own token: the lock is already ours. So does a waiter
+    -- whose attempts carry its name ('~' .. waiter, as Locker does on
+    -- Redis) when a release handed the lock to it (release.lua), unless it
+    -- gave up and cleaned up since: then the hand-off runs out. The lease
+    -- only grows: the holder may have extended it since, and trusts that.
     if redis.call('EXISTS', KEYS[3]) == 1 then
       return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
     end
     if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
       redis.call('PEXPIRE', KEYS[1], ARGV[2])
     end
-    ours, handed = true, true
+    ours = true
+  elseif waiter and holder == '~' .. waiter then
+    -- Handed to us by a release: our turn, unless this attempt was given
+    -- up and cleaned up before it landed; then the hand-off runs out.
+    if redis.call('EXISTS', KEYS[3]) == 1 then
+      return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
+    end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    ours = true
   end
 end
 
@@ -96,9 +94,6 @@ if ours then
   if not fence then
     redis.call('DEL', KEYS[1])
     return redis.error_reply('ERR reqlock: fence counter exhausted')
-  end
-  if handed then
-    return { fenceReply(fence), '~' }
   end
   return fenceReply(fence)
 end

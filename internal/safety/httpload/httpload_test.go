@@ -58,14 +58,16 @@ func itoa(n int) string {
 func TestKeyShape(t *testing.T) {
 	re := keyShape("reqlock:")
 	for key, ok := range map[string]bool{
-		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}":                               true,
-		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:fence":                         true,
-		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:record":                        true,
-		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:BBBBBBBBBBBBBBBBBBBBBB": true,
-		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:other":                         false,
-		"reqlock:{a b}":                                                  false,
-		"reqlock:user-42":                                                false,
-		"other:{AAAAAAAAAAAAAAAAAAAAAA}":                                 false,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}":                                           true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:fence":                                     true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:record":                                    true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:BBBBBBBBBBBBBBBBBBBBBB":             true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:~CCCCCCCCCCCCCCCC/DDDDDDDDDDDDDDDD": true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:~CCCCCCCCCCCCCCCC/user-42":          false,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:other":                                     false,
+		"reqlock:{a b}":                                                              false,
+		"reqlock:user-42":                                                            false,
+		"other:{AAAAAAAAAAAAAAAAAAAAAA}":                                             false,
 	} {
 		if re.MatchString(key) != ok {
 			t.Errorf("%q: match = %v, want %v", key, !ok, ok)

@@ -24,7 +24,7 @@ func warmPool(t *testing.T, c *redis.Client, n int) {
 	for range n {
 		wg.Go(func() {
 			// Blocks its connection for a moment: the n calls need n of them.
-			errs <- c.Do(context.Background(), "BLPOP", "attack2:nothing", "0.1").Err()
+			errs <- c.Do(context.Background(), "BLPOP", "warm:nothing", "0.1").Err()
 		})
 	}
 	wg.Wait()
@@ -40,14 +40,11 @@ func warmPool(t *testing.T, c *redis.Client, n int) {
 // the link stalls: the claim's reply times out (the attempt timeout), the
 // waiter gives up with ErrUnavailable, cancels the claim's token (retried
 // in the background for a lease) and leaves the line (one try). The claim
-// lands after all: it finds '~' + waiter and keeps the lock under that
-// name, for a whole lease. The cancel compares the claim's token with
-// '~' + waiter and frees nothing; the Leave, the only call that would free
-// '~' + waiter, failed once on the stalled link and is never tried again.
-// The key stays taken for nobody for the whole lease. Before a claim stayed
-// under the waiter's name, the late claim put the claim's token there, and
-// the background cancel freed it.
-func TestAttack2LateClaimAfterFailedLeaveHoldsKeyForLease(t *testing.T) {
+// lands after all, before the cancel, and finds '~' + waiter: the lock is
+// its for a whole lease. The Leave failed once on the stalled link and is
+// not tried again; the cancel, retried, must free the key, so it must name
+// what the claim holds.
+func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	via := redis.NewClient(redistest.ClientOptions(p.Addr()))

@@ -55,13 +55,10 @@ func heldAcquire(t *testing.T, h *faultproxy.Held) {
 // '~' + waiter and the waiter holds the lock under that name. Over a client
 // that resends, a release leaves a cancel marker for the lock's token so
 // that a late first copy of its acquire takes nothing (README, "Redis
-// client settings"); but the lock's token is now '~' + waiter, the marker
-// names that, and the late copy carries the claim's own random token. It
-// lands after the release on a free key, finds no marker of its token, and
-// takes the lock for nobody, for a whole lease. Before a claim stayed under
-// the waiter's name, the lock's token was the claim's, and the release's
-// marker voided the late copy.
-func TestAttack2ResentClaimLandingAfterReleaseTakesKeyForNobody(t *testing.T) {
+// client settings"). The first copy of the claim lands after the release,
+// on a free key: the marker must void it, or it takes the lock for nobody,
+// for a whole lease.
+func TestHandOverResentClaimLandingAfterReleaseTakesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	// Shorter than HandOffTimeout: the resent claim lands within the
@@ -126,9 +123,9 @@ func TestAttack2ResentClaimLandingAfterReleaseTakesKeyForNobody(t *testing.T) {
 // A waiter's poll times out and go-redis resends it; the resent copy is
 // turned away and the waiter goes on waiting, then runs under a hand-off
 // and releases. The first copy of that poll lands afterwards, on a free
-// key: nothing marks its token (only a lock's own token gets a marker, at
-// its release), so it takes the lock for nobody, for a whole lease.
-func TestAttack2ResentPollLandingAfterReleaseTakesKeyForNobody(t *testing.T) {
+// key: the release's marker must void it too, or it takes the lock for
+// nobody, for a whole lease.
+func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	via, polls := resendingClient(t, p, 300*time.Millisecond)

@@ -10,12 +10,11 @@ import (
 )
 
 // WithPrefix accepts any prefix without '{' or '}', spaces included. A
-// release tells the head of the line "key waiter fence", space-separated,
-// and the Locker reads the key up to the first space: under a prefix with
-// a space the key it reads is cut short, matches no waiter, and the waiter
-// is never told. Its hand-off runs out unclaimed and the waiter waits for
-// its next poll, here seconds away, as if nobody had released.
-func TestAttack2PrefixWithSpaceNeverWakesTheWaiter(t *testing.T) {
+// release tells the head of the line "key waiter fence", space-separated:
+// the Locker must read the key whole, or it matches no waiter, the waiter
+// is never told, and it waits for its next poll, here seconds away, as if
+// nobody had released.
+func TestHandOverWakesUnderAPrefixWithSpaces(t *testing.T) {
 	for _, prefix := range []string{"reqlock:", "my app:"} {
 		t.Run(prefix, func(t *testing.T) {
 			srv := redistest.Start(t)
