@@ -231,7 +231,7 @@ func nodeAddr(node ackNode) string {
 
 // releaseRecordingAcked runs release_record.lua (args from ReleaseRecording)
 // with WAIT behind it on the same connection of the key's master.
-func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, args []any) error {
+func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, call scriptCall, args []any) error {
 	var node ackNode = s.c
 	if cc, ok := s.c.(*redis.ClusterClient); ok {
 		m, err := cc.MasterForKey(ctx, key)
@@ -241,7 +241,7 @@ func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, args
 		node = m
 	}
 	// EVAL, not EVALSHA: no NOSCRIPT may come between the script and WAIT.
-	args[0], args[1], args[2] = "eval", releaseRecordCall.source, releaseRecordCall.numKeys
+	args[0], args[1], args[2] = "eval", call.source, call.numKeys
 	var evalCmd, waitCmd *redis.Cmd
 	_, _ = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 		evalCmd = p.Do(ctx, args...)

@@ -161,12 +161,19 @@ func (s *RedisStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byt
 // record fewer replicas confirmed is ErrNotReplicated: the lock is released
 // all the same, but a failover may lose the record.
 func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
-	args := append(evalArgs(6), key, key+recordSuffix, key+queueSuffix,
-		token, record, ceilMillis(retention))
-	if s.acks != nil {
-		return s.releaseRecordingAcked(ctx, key, args)
+	call, args := releaseRecordCall, append(evalArgs(8), key, key+recordSuffix, key+queueSuffix)
+	if s.resends {
+		// As Release: a copy of the lock's own acquire may still land.
+		call, args = releaseRecordMarkerCall, append(args, cancelKey(key, token))
 	}
-	n, err := run(ctx, s.d, releaseRecordCall, args).Int64()
+	args = append(args, token, record, ceilMillis(retention))
+	if s.resends {
+		args = append(args, releaseMarkerTTL.Milliseconds())
+	}
+	if s.acks != nil {
+		return s.releaseRecordingAcked(ctx, key, call, args)
+	}
+	n, err := run(ctx, s.d, call, args).Int64()
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,10 @@ var (
 	// acquireQueuedCall is the same script for a waiter in line.
 	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 5)
 	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
-	releaseCall       = newScriptCall(releaseScript, releaseLua, 3)
+	// releaseRecordMarkerCall is the same script, also leaving a cancel
+	// marker.
+	releaseRecordMarkerCall = newScriptCall(releaseRecordScript, releaseRecordLua, 4)
+	releaseCall             = newScriptCall(releaseScript, releaseLua, 3)
 	// releaseMarkerCall is the same script, also leaving a cancel marker.
 	releaseMarkerCall = newScriptCall(releaseScript, releaseLua, 4)
 	ttlCall           = newScriptCall(ttlScript, ttlLua, 1)

@@ -66,6 +66,7 @@ const (
 	undoReleaseRecording undoKind = "release_recording" // the same, writing a record
 	undoCancelAcquire    undoKind = "cancel_acquire"    // an acquire whose outcome was unknown
 	undoLateExtend       undoKind = "late_extend"       // an extend that landed after the lock was lost
+	undoLeaveLine        undoKind = "leave_line"        // a waiter that gave up, leaving its key's line
 )
 
 // retryRelease keeps trying, in the background, a release whose outcome is

@@ -261,14 +261,14 @@ const (
 func handedOverToken(waiter string) string { return "~" + waiter }
 
 // leaveLine takes a waiter that gave up out of its key's line, in the
-// background and bounded: if a release handed it the lock meanwhile, that
-// goes on to the next in line at once, instead of after HandOffTimeout.
+// background: if a release handed it the lock meanwhile, that goes on to
+// the next in line at once, instead of after HandOffTimeout. It is retried
+// for a lease, as a cancel is: on Redis it also leaves the marker that
+// voids the wait's attempts still on their way (see RedisStore.Leave).
 func (l *Locker) leaveLine(ctx context.Context, w Waker, skey, waiter string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout())
-	go func() {
-		defer cancel()
-		_ = w.Leave(ctx, skey, waiter)
-	}()
+	l.undo(ctx, time.Now().Add(l.ttl), skey, undoLeaveLine, func(ctx context.Context) error {
+		return w.Leave(ctx, skey, waiter)
+	})
 }
 
 // wakeLocal tells this Locker's waiter of skey that a lock of the key was

@@ -4,9 +4,11 @@
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's record (same {hash tag}, so same slot)
 -- KEYS[3]  the key's line of waiters (see acquire.lua and release.lua)
+-- KEYS[4]  the token's cancel marker (see release.lua); only with ARGV[4]
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the record
 -- ARGV[3]  how long the record is kept, in milliseconds
+-- ARGV[4]  how long to keep the cancel marker, in milliseconds; absent: none
 --
 -- Returns 1 when the record is written and the lock released, 0 when the
 -- lock is not ours (it expired, or someone else holds it now): then nothing
@@ -16,6 +18,9 @@
 -- Everyone in line gets the record, not the lock: the line is dropped and
 -- each waiter told, on its instance's channel (see release.lua).
 
+if ARGV[4] then
+  redis.call('SET', KEYS[4], '1', 'PX', ARGV[4])
+end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end

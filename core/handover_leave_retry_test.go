@@ -54,14 +54,12 @@ func (h leaveErrors) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // A waiter's poll times out and go-redis resends it; the resent copy is
 // turned away and the waiter goes on waiting. Its caller then gives up,
 // while the link drops everything: the Leave, with its marker for the
-// waiter's name, is tried once (go-redis resending it within that try) and
-// fails. Nothing else marks the name: every attempt of the wait was
-// answered, so none was cancelled. The first copy of the poll lands once
-// the link is back, on a key its holder released meanwhile, and takes it
-// under the waiter's name for a whole lease, for nobody. README: "A waiter
-// in line is covered for all its attempts (they carry its name, and
-// leaving the line marks it too)".
-func TestAttack3ResentPollAfterFailedLeaveTakesKeyForNobody(t *testing.T) {
+// waiter's name, fails. Nothing else marks the name: every attempt of the
+// wait was answered, so none was cancelled. The Leave must be tried again
+// once the link is back, before the first copy of the poll lands on a key
+// its holder released meanwhile, or that copy takes it under the waiter's
+// name for a whole lease, for nobody.
+func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	via, polls := resendingClient(t, p, 300*time.Millisecond)

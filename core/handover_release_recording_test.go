@@ -12,11 +12,11 @@ import (
 // As TestHandOverResentPollLandingAfterReleaseTakesNothing, but the waiter
 // gives the lock up with ReleaseRecording, which is a release as well. Over
 // a client that resends, a release leaves the marker of the lock's token
-// (README, "Redis client settings"); release_record.lua leaves none. The
+// (README, "Redis client settings"), and release_record.lua must too: the
 // first copy of the waiter's resent poll, a plain acquire that does not
-// look for the record, lands after it on a free key and takes it under the
-// waiter's name for a whole lease, for nobody.
-func TestAttack3ResentPollLandingAfterReleaseRecordingTakesKeyForNobody(t *testing.T) {
+// look for the record, lands after it on a free key, and would take it
+// under the waiter's name for a whole lease, for nobody.
+func TestHandOverResentPollLandingAfterReleaseRecordingTakesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	via, polls := resendingClient(t, p, 300*time.Millisecond)
