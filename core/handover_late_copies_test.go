@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +123,22 @@ func TestHandOverResentClaimLandingAfterReleaseTakesNothing(t *testing.T) {
 
 // A waiter's poll times out and go-redis resends it; the resent copy is
 // turned away and the waiter goes on waiting, then runs under a hand-off
-// and releases. The first copy of that poll lands afterwards, on a free
-// key: the release's marker must void it too, or it takes the lock for
-// nobody, for a whole lease.
+// and releases, with Release or with ReleaseRecording. The first copy of
+// that poll (a plain acquire, which looks for no record) lands afterwards,
+// on a free key: the release's marker must void it, or it takes the lock
+// for nobody, for a whole lease.
 func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
+	for name, release := range map[string]func(context.Context, *core.Lock) error{
+		"Release": func(ctx context.Context, lk *core.Lock) error { return lk.Release(ctx) },
+		"ReleaseRecording": func(ctx context.Context, lk *core.Lock) error {
+			return lk.ReleaseRecording(ctx, []byte("done"), time.Minute)
+		},
+	} {
+		t.Run(name, func(t *testing.T) { resentPollLandingAfterRelease(t, release) })
+	}
+}
+
+func resentPollLandingAfterRelease(t *testing.T, release func(context.Context, *core.Lock) error) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	via, polls := resendingClient(t, p, 300*time.Millisecond)
@@ -160,7 +173,7 @@ func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
-	if err := got.lk.Release(ctx); err != nil {
+	if err := release(ctx, got.lk); err != nil {
 		t.Fatal(err)
 	}
 	if n := direct.Exists(ctx, skey).Val(); n != 0 {
@@ -174,7 +187,8 @@ func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
 	lk2, err := other.TryObtain(ctx, "k")
 	if err != nil {
 		t.Fatalf("after the waiter released, the first copy of one of its resent polls landed and took the key "+
-			"for nobody: PTTL %v; another caller gets %v", direct.PTTL(ctx, skey).Val(), err)
+			"for nobody: value %q, PTTL %v; another caller gets %v",
+			direct.Get(ctx, skey).Val(), direct.PTTL(ctx, skey).Val(), err)
 	}
 	_ = lk2.Release(ctx)
 }
