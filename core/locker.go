@@ -201,13 +201,15 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 // waiter, when not "", is the id of a wait that stands in the key's line
 // (the store is a Waker).
 func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool, waiter string) (*Lock, []byte, error) {
-	token := l.labelled(newToken())
+	var token string
 	if waiter != "" && l.handsOver {
 		// Every attempt of one wait carries the waiter's name, which a
 		// release hands the lock to: the marker that a release, cancel or
 		// Leave of that name leaves then voids every copy of them still on
 		// its way, as it does a plain attempt's (see acquire.lua).
 		token = handedOverToken(waiter)
+	} else {
+		token = l.labelled(newToken())
 	}
 	start := time.Now()
 	actx := ctx
