@@ -3,7 +3,6 @@ package core_test
 import (
 	"bytes"
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +50,75 @@ func heldAcquire(t *testing.T, h *faultproxy.Held) {
 	}
 }
 
+// inLine is a key a holder holds, with a waiter standing in line for it
+// over a client that resends (through a fault proxy), and another Locker
+// that asks for the key once whatever was held up has landed.
+type inLine struct {
+	proxy         *faultproxy.Proxy
+	via, direct   *redis.Client
+	polls         *answeredPolls
+	holder, other *core.Locker
+	first         *core.Lock
+	skey          string
+	got           chan obtained // the waiter's Obtain, on waitCtx
+}
+
+// standInLine sets the scene: replies through the proxy time out after
+// readTimeout, and go-redis resends; hook, if not nil, sees the waiter's
+// commands too.
+func standInLine(t *testing.T, ctx, waitCtx context.Context, readTimeout time.Duration, hook redis.Hook, waiterOpts ...core.Option) inLine {
+	t.Helper()
+	srv := redistest.Start(t)
+	s := inLine{proxy: faultproxy.Start(t, srv.Addr), direct: srv.Client(t)}
+	s.via, s.polls = resendingClient(t, s.proxy, readTimeout)
+	if hook != nil {
+		s.via.AddHook(hook) // before the waiter sends anything
+	}
+	const ttl = 10 * time.Second
+	s.holder = newLocker(core.NewRedisStore(s.direct), core.WithTTL(ttl))
+	s.other = newLocker(core.NewRedisStore(s.direct), core.WithTTL(ttl))
+	waiter := newLocker(core.NewRedisStore(s.via), append([]core.Option{core.WithTTL(ttl)}, waiterOpts...)...)
+	s.skey, _ = s.holder.StoreKey("k")
+	var err error
+	if s.first, err = s.holder.Obtain(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	s.got = obtainAsync(waitCtx, waiter, "k")
+	waitFor(t, "the waiter to stand in line", func() bool { return s.direct.LLen(ctx, s.skey+":q").Val() == 1 })
+	return s
+}
+
+// waiterGot returns the lock the waiter obtained.
+func (s inLine) waiterGot(t *testing.T) *core.Lock {
+	t.Helper()
+	o := <-s.got
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.lk
+}
+
+// released checks that the waiter's release freed the key.
+func (s inLine) released(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if n := s.direct.Exists(ctx, s.skey).Val(); n != 0 {
+		t.Fatalf("the key is still taken after the waiter's release: %q", s.direct.Get(ctx, s.skey).Val())
+	}
+}
+
+// freeForOthers checks, once whatever was held up has landed, that another
+// caller gets the key: what landed late took nothing for nobody.
+func (s inLine) freeForOthers(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	settle(t, s.direct)
+	lk, err := s.other.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatalf("%s took the key for nobody: value %q, PTTL %v; another caller gets %v",
+			what, s.direct.Get(ctx, s.skey).Val(), s.direct.PTTL(ctx, s.skey).Val(), err)
+	}
+	_ = lk.Release(ctx)
+}
+
 // A Locker without the watchdog claims a hand-off with an acquire. Its
 // claim's reply times out and go-redis resends it; the resent copy finds
 // '~' + waiter and the waiter holds the lock under that name. Over a client
@@ -60,65 +128,28 @@ func heldAcquire(t *testing.T, h *faultproxy.Held) {
 // on a free key: the marker must void it, or it takes the lock for nobody,
 // for a whole lease.
 func TestHandOverResentClaimLandingAfterReleaseTakesNothing(t *testing.T) {
-	srv := redistest.Start(t)
-	p := faultproxy.Start(t, srv.Addr)
+	ctx := ctxT(t, 30*time.Second)
 	// Shorter than HandOffTimeout: the resent claim lands within the
 	// hand-off and finds '~' + waiter.
-	via, polls := resendingClient(t, p, 60*time.Millisecond)
-	direct := srv.Client(t)
-	ctx := ctxT(t, 30*time.Second)
-
-	const ttl = 10 * time.Second
-	holder := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	waiter := newLocker(core.NewRedisStore(via), core.WithTTL(ttl), core.WithoutWatchdog())
-	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	skey, _ := holder.StoreKey("k")
-
-	first, err := holder.Obtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	polls.drain()
-	wGot := obtainAsync(ctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return direct.LLen(ctx, skey+":q").Val() == 1 })
+	s := standInLine(t, ctx, ctx, 60*time.Millisecond, nil, core.WithoutWatchdog())
 	// Right after an answered poll, so that the next command of the waiter
 	// is its claim of the hand-off, not its next poll.
-	if !polls.nextPoll(5 * time.Second) {
+	if !s.polls.nextPoll(5 * time.Second) {
 		t.Fatal("the waiter did not poll")
 	}
-	h := p.HoldNext(faultproxy.Upstream)
+	h := s.proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
-	if err := first.Release(ctx); err != nil {
+	if err := s.first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	heldAcquire(t, h)
 
-	got := <-wGot
-	if got.err != nil {
-		t.Fatal(got.err)
-	}
-	lk := got.lk
-	if !strings.HasPrefix(lk.Token(), "~") {
-		t.Logf("the waiter holds the lock under its claim's token %q", lk.Token())
-	}
-	if err := lk.Release(ctx); err != nil {
+	if err := s.waiterGot(t).Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := direct.Exists(ctx, skey).Val(); n != 0 {
-		t.Fatalf("the key is still taken after the waiter's release: %q", direct.Get(ctx, skey).Val())
-	}
-
-	// The first copy of the claim lands now, on a free key.
-	h.Release()
-	settle(t, direct)
-
-	lk2, err := other.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatalf("after the waiter released, the first copy of its resent claim landed and took the key "+
-			"for nobody: value %q, PTTL %v; another caller gets %v",
-			direct.Get(ctx, skey).Val(), direct.PTTL(ctx, skey).Val(), err)
-	}
-	_ = lk2.Release(ctx)
+	s.released(t, ctx)
+	h.Release() // the first copy of the claim lands now, on a free key
+	s.freeForOthers(t, ctx, "after the waiter released, the first copy of its resent claim")
 }
 
 // A waiter's poll times out and go-redis resends it; the resent copy is
@@ -139,56 +170,23 @@ func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
 }
 
 func resentPollLandingAfterRelease(t *testing.T, release func(context.Context, *core.Lock) error) {
-	srv := redistest.Start(t)
-	p := faultproxy.Start(t, srv.Addr)
-	via, polls := resendingClient(t, p, 300*time.Millisecond)
-	direct := srv.Client(t)
 	ctx := ctxT(t, 30*time.Second)
-
-	const ttl = 10 * time.Second
-	holder := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	waiter := newLocker(core.NewRedisStore(via), core.WithTTL(ttl))
-	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	skey, _ := holder.StoreKey("k")
-
-	first, err := holder.Obtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wGot := obtainAsync(ctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return direct.LLen(ctx, skey+":q").Val() == 1 })
-
-	h := p.HoldNext(faultproxy.Upstream)
+	s := standInLine(t, ctx, ctx, 300*time.Millisecond, nil)
+	h := s.proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
 	heldAcquire(t, h)
-	polls.drain()
+	s.polls.drain()
 	// The resent copy is turned away, then the waiter's next poll.
-	if !polls.nextPoll(5*time.Second) || !polls.nextPoll(5*time.Second) {
+	if !s.polls.nextPoll(5*time.Second) || !s.polls.nextPoll(5*time.Second) {
 		t.Fatal("the waiter did not poll again")
 	}
-	if err := first.Release(ctx); err != nil {
+	if err := s.first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := <-wGot
-	if got.err != nil {
-		t.Fatal(got.err)
-	}
-	if err := release(ctx, got.lk); err != nil {
+	if err := release(ctx, s.waiterGot(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := direct.Exists(ctx, skey).Val(); n != 0 {
-		t.Fatalf("the key is still taken after the waiter's release: %q", direct.Get(ctx, skey).Val())
-	}
-
-	// The first copy of the held poll lands now, on a free key.
-	h.Release()
-	settle(t, direct)
-
-	lk2, err := other.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatalf("after the waiter released, the first copy of one of its resent polls landed and took the key "+
-			"for nobody: value %q, PTTL %v; another caller gets %v",
-			direct.Get(ctx, skey).Val(), direct.PTTL(ctx, skey).Val(), err)
-	}
-	_ = lk2.Release(ctx)
+	s.released(t, ctx)
+	h.Release() // the first copy of the held poll lands now, on a free key
+	s.freeForOthers(t, ctx, "after the waiter released, the first copy of one of its resent polls")
 }

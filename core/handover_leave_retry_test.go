@@ -11,7 +11,6 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
-	"github.com/reqlock/reqlock/internal/redistest"
 )
 
 // leaveErrors reports, on a channel, the outcome of each Leave over a
@@ -60,41 +59,24 @@ func (h leaveErrors) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // its holder released meanwhile, or that copy takes it under the waiter's
 // name for a whole lease, for nobody.
 func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
-	srv := redistest.Start(t)
-	p := faultproxy.Start(t, srv.Addr)
-	via, polls := resendingClient(t, p, 300*time.Millisecond)
-	leaves := leaveErrors{ch: make(chan error, 4)}
-	via.AddHook(leaves)
-	direct := srv.Client(t)
 	ctx := ctxT(t, 30*time.Second)
-
-	const ttl = 10 * time.Second
-	holder := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	waiter := newLocker(core.NewRedisStore(via), core.WithTTL(ttl))
-	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	skey, _ := holder.StoreKey("k")
-
-	first, err := holder.Obtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
 	wctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	wGot := obtainAsync(wctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return direct.LLen(ctx, skey+":q").Val() == 1 })
+	leaves := leaveErrors{ch: make(chan error, 4)}
+	s := standInLine(t, ctx, wctx, 300*time.Millisecond, leaves)
 
-	h := p.HoldNext(faultproxy.Upstream)
+	h := s.proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
 	heldAcquire(t, h)
-	polls.drain()
+	s.polls.drain()
 	// The resent copy is turned away: the waiter goes back to waiting.
-	if !polls.nextPoll(5 * time.Second) {
+	if !s.polls.nextPoll(5 * time.Second) {
 		t.Fatal("the resent poll was not answered")
 	}
 
-	p.Drop(faultproxy.Upstream)
+	s.proxy.Drop(faultproxy.Upstream)
 	giveUp()
-	got := <-wGot
+	got := <-s.got
 	if got.err == nil {
 		_ = got.lk.Release(ctx)
 		t.Fatal("the waiter got the lock")
@@ -111,20 +93,12 @@ func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
 		t.Fatal("the waiter did not leave the line")
 	}
 
-	if err := first.Release(ctx); err != nil {
+	if err := s.first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The link is back: the first copy of the poll lands. A Leave tried
 	// again would land too.
-	p.Heal()
+	s.proxy.Heal()
 	time.Sleep(4 * core.HandOffTimeout)
-	settle(t, direct)
-
-	lk, err := other.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatalf("the waiter gave up, yet the first copy of its resent poll took the key for nobody: "+
-			"value %q, PTTL %v; another caller gets %v",
-			direct.Get(ctx, skey).Val(), direct.PTTL(ctx, skey).Val(), err)
-	}
-	_ = lk.Release(ctx)
+	s.freeForOthers(t, ctx, "the waiter gave up, yet the first copy of its resent poll")
 }
