@@ -63,22 +63,35 @@ func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obta
 	return o.lk
 }
 
-// On Redis a release hands the lock to the head of the line with its fence,
-// and the waiter runs on being told: no acquire after the release. The lock
-// it holds is renewed to a whole lease, shows in Inspect under the waiter's
-// label, and its release hands it on to the next in line.
+// On Redis and on Cluster a release hands the lock to the head of the line
+// with its fence, and the waiter runs on being told: no acquire after the
+// release. The lock it holds is renewed to a whole lease, shows in Inspect
+// under the waiter's label, and its release hands it on to the next in
+// line.
 func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
-	srv := redistest.Start(t)
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t)
+		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) })
+	})
+	t.Run("cluster", func(t *testing.T) {
+		cl := redistest.StartCluster(t, 3)
+		handOverRuns(t, func() redis.UniversalClient { return cl.Client(t) })
+	})
+}
+
+// handOverRuns is TestHandOverRunsWithoutAnAcquire over the clients that
+// newClient opens, one per instance.
+func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
 	ctx := ctxT(t, 20*time.Second)
 	const ttl = 3 * time.Second
-	holder := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl))
-	bClient := srv.Client(t)
+	holder := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
+	bClient := newClient()
 	var bCalls lineCalls
 	bClient.AddHook(&bCalls)
 	b := newLocker(core.NewRedisStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
-	c := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl))
+	c := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
 	skey, _ := holder.StoreKey("k")
-	observer := srv.Client(t)
+	observer := newClient()
 
 	first, err := holder.Obtain(ctx, "k")
 	if err != nil {
