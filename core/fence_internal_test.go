@@ -17,7 +17,7 @@ func TestAcquireRefusesAbsurdFloor(t *testing.T) {
 	defer cancel()
 	l := Lease{Key: "reqlock:{floor}", Token: "me", TTL: time.Second}
 	for _, floor := range []string{"12345678901234567890", "1e30", "-5", "0", "07"} {
-		_, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 6), floor)))
+		_, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 1), floor)))
 		if err == nil || !strings.Contains(err.Error(), "fence floor") {
 			t.Fatalf("floor %q: %v, want refused", floor, err)
 		}
@@ -25,7 +25,7 @@ func TestAcquireRefusesAbsurdFloor(t *testing.T) {
 			t.Fatalf("floor %q: the lock was taken", floor)
 		}
 	}
-	if a, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 6), "9999999999999999998"))); err != nil || a.fence != 9999999999999999998 {
+	if a, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 1), "9999999999999999998"))); err != nil || a.fence != 9999999999999999998 {
 		t.Fatalf("the largest floor: %d, %v", a.fence, err)
 	}
 }

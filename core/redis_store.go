@@ -125,10 +125,7 @@ func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Gra
 		a.fence, a.remaining, a.record, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
 		ttl, fttl := s.leaseArgs(l.TTL)
-		call, args := acquireCall, acquireArgs(l, ttl, fttl, 5)
-		if withRecord {
-			call, args = acquireRecordCall, recordArgs(l, ttl, fttl)
-		}
+		call, args := plainAcquire(l, ttl, fttl, 0, withRecord)
 		a, err = acquireReply(run(ctx, s.d, call, args))
 	}
 	return granted(l, a, err)
@@ -183,16 +180,26 @@ func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, re
 	return nil
 }
 
-// acquireArgs is the argument list of acquire.lua for l, from evalArgs with
-// room for n keys and arguments.
-func acquireArgs(l Lease, ttl, fttl any, n int) []any {
-	return append(evalArgs(n+1), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Token, ttl, fttl)
+// acquireArgs is the argument list of acquire.lua for l, from evalArgs, with
+// room for extra arguments after it.
+func acquireArgs(l Lease, ttl, fttl any, extra int) []any {
+	return append(evalArgs(6+extra), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Token, ttl, fttl)
+}
+
+// plainAcquire is the script call and argument list of an attempt that does
+// not wait in line, asking for the key's record too when withRecord; extra
+// slots are left for the caller to append to.
+func plainAcquire(l Lease, ttl, fttl any, extra int, withRecord bool) (scriptCall, []any) {
+	if withRecord {
+		return acquireRecordCall, recordArgs(l, ttl, fttl, extra)
+	}
+	return acquireCall, acquireArgs(l, ttl, fttl, extra)
 }
 
 // recordArgs is acquire.lua's argument list that also asks for the key's
 // record.
-func recordArgs(l Lease, ttl, fttl any) []any {
-	return append(evalArgs(10), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
+func recordArgs(l Lease, ttl, fttl any, extra int) []any {
+	return append(evalArgs(11+extra), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
 		l.Token, ttl, fttl, "", "", "", "1")
 }
 
@@ -204,7 +211,7 @@ func queuedArgs(l Lease, ttl, fttl any, floor any, waiter string, withRecord boo
 		flag = "1"
 	}
 	return append(evalArgs(12), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+queueSuffix,
-		l.Token, ttl, fttl, floor, waiter, fenceTTL(l.TTL).Milliseconds(), flag)
+		l.Token, ttl, fttl, floor, waiter, fttl, flag) // the line lives as long as the fence counter
 }
 
 // acquireReply reads acquire.lua's answer: the fence, a string of digits

@@ -167,8 +167,11 @@ type nodeAcquire struct {
 // A waiter ("" for none) joins the node's line when it finds the lock taken.
 func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any, waiter string) nodeAcquire {
 	ttl, fttl := n.leaseArgs(l.TTL)
-	call, args := acquireCall, append(acquireArgs(l, ttl, fttl, 6), floor)
-	if waiter != "" {
+	var call scriptCall
+	var args []any
+	if waiter == "" {
+		call, args = acquireCall, append(acquireArgs(l, ttl, fttl, 1), floor)
+	} else {
 		call, args = acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false)
 	}
 	a, err := acquireReply(run(ctx, n.d, call, args))
