@@ -105,7 +105,8 @@ func DefaultReplayHeaders() []string {
 type replayOpts struct {
 	retention    time.Duration
 	recordStatus func(int) bool
-	headers      []string // canonical
+	headers      []string          // canonical
+	allowed      map[string]string // each of headers, to itself
 	maxResponse  int
 	maxRequest   int64
 	fingerprint  func(*http.Request, []byte) []byte
@@ -141,8 +142,11 @@ func (c *ReplayConfig) withDefaults() (*replayOpts, error) {
 	if names == nil {
 		names = DefaultReplayHeaders()
 	}
+	o.allowed = make(map[string]string, len(names))
 	for _, h := range names {
-		o.headers = append(o.headers, http.CanonicalHeaderKey(h))
+		h = http.CanonicalHeaderKey(h)
+		o.headers = append(o.headers, h)
+		o.allowed[h] = h
 	}
 	return o, nil
 }

@@ -3,7 +3,6 @@ package httplock
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"hash"
 	"net/http"
 )
 
@@ -16,17 +15,20 @@ import (
 // out (a retry may carry a new Authorization or trace header); write your
 // own Fingerprint to add one, or to hash a canonical form of the body.
 func DefaultFingerprint(r *http.Request, body []byte) []byte {
-	h := sha256.New()
-	writeField(h, []byte(r.Method))
-	writeField(h, []byte(r.URL.EscapedPath()))
-	writeField(h, []byte(r.URL.RawQuery))
+	// The hashed input is built in one buffer, on the stack for a usual
+	// request, rather than written field by field through hash.Hash, whose
+	// interface calls put every field on the heap.
+	var buf [256]byte
+	in := appendField(buf[:0], r.Method)
+	in = appendField(in, r.URL.EscapedPath())
+	in = appendField(in, r.URL.RawQuery)
 	sum := sha256.Sum256(body)
-	writeField(h, sum[:])
-	return h.Sum(nil)
+	in = appendField(in, sum[:])
+	out := sha256.Sum256(in)
+	return out[:]
 }
 
-func writeField(h hash.Hash, b []byte) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
-	h.Write(b)
+// appendField appends s, length-prefixed, to b.
+func appendField[T string | []byte](b []byte, s T) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }

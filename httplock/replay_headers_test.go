@@ -163,3 +163,46 @@ func TestReplayRecordsOnlyHeadersTheHandlerSet(t *testing.T) {
 		}
 	}
 }
+
+// A replayed header replaces what an outer middleware put under its name on
+// the retry, and a header recorded with several values replays all of them,
+// in order.
+func TestReplayHeaderReplacesAndKeepsEveryValue(t *testing.T) {
+	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	outer := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "private")
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Add("X-Trail", "first")
+		w.Header().Add("X-Trail", "second")
+		w.WriteHeader(http.StatusCreated)
+	})
+	stack := outer(httplock.New(httplock.Config{
+		Locker: locker,
+		Key:    httplock.FromHeader("Idempotency-Key"),
+		Scope:  "orders",
+		Replay: &httplock.ReplayConfig{Headers: []string{"cache-control", "x-trail"}},
+	})(h))
+	send := func() http.Header {
+		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		req.Header.Set("Idempotency-Key", "k1")
+		w := httptest.NewRecorder()
+		stack.ServeHTTP(w, req)
+		return w.Result().Header
+	}
+	send()
+	got := send()
+	if got.Get(httplock.HeaderIdempotentReplayed) != "true" {
+		t.Fatalf("retry not replayed: %v", got)
+	}
+	if v := got.Values("Cache-Control"); len(v) != 1 || v[0] != "no-store" {
+		t.Errorf("replayed Cache-Control %q, want only the recorded no-store", v)
+	}
+	if v := got.Values("X-Trail"); len(v) != 2 || v[0] != "first" || v[1] != "second" {
+		t.Errorf("replayed X-Trail %q, want first, second", v)
+	}
+}

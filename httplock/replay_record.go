@@ -29,16 +29,35 @@ const (
 // key an application shares with a route).
 var errRecordFormat = errors.New("reqlock: the key's record is not a response this version can read")
 
-// response is a recorded response.
+// response is a recorded response. A captured one has header; a decoded
+// one has its header lines as they are in the record (lines, count of them),
+// read one by one by eachHeader without a map of their own.
 type response struct {
 	status      int
 	header      http.Header
 	body        []byte
 	fingerprint []byte
+	lines       []byte
+	count       uint64
+}
+
+// eachHeader calls fn with each header line of r, in the record's order for
+// a decoded response. name and value alias the record.
+func (r *response) eachHeader(fn func(name, value []byte)) {
+	for name, vs := range r.header {
+		for _, v := range vs {
+			fn([]byte(name), []byte(v))
+		}
+	}
+	d := decoder{b: r.lines}
+	for range r.count {
+		name := d.bytes() // checked whole by decodeResponse
+		fn(name, d.bytes())
+	}
 }
 
 func (r *response) encode() []byte {
-	n := 4 + binary.MaxVarintLen64 + len(r.fingerprint) + binary.MaxVarintLen64 + len(r.body)
+	n := 4 + binary.MaxVarintLen64 + len(r.fingerprint) + binary.MaxVarintLen64 + len(r.lines) + len(r.body)
 	for name, vs := range r.header {
 		for _, v := range vs {
 			n += 2*binary.MaxVarintLen64 + len(name) + len(v)
@@ -48,17 +67,15 @@ func (r *response) encode() []byte {
 	b = append(b, recordMagic, recordVersion)
 	b = binary.BigEndian.AppendUint16(b, uint16(r.status))
 	b = appendBytes(b, r.fingerprint)
-	lines := 0
+	lines := r.count
 	for _, vs := range r.header {
-		lines += len(vs)
+		lines += uint64(len(vs))
 	}
-	b = binary.AppendUvarint(b, uint64(lines))
-	for name, vs := range r.header {
-		for _, v := range vs {
-			b = appendBytes(b, []byte(name))
-			b = appendBytes(b, []byte(v))
-		}
-	}
+	b = binary.AppendUvarint(b, lines)
+	r.eachHeader(func(name, v []byte) {
+		b = appendBytes(b, name)
+		b = appendBytes(b, v)
+	})
 	return append(b, r.body...)
 }
 
@@ -68,32 +85,24 @@ func appendBytes(b, s []byte) []byte {
 
 // decodeResponse reads a record. Every length is checked against what is
 // left, so damaged input is an error, never a panic or a huge allocation.
-// The body and fingerprint alias rec.
-func decodeResponse(rec []byte) (*response, error) {
+// The body, the fingerprint and the header lines alias rec.
+func decodeResponse(rec []byte) (response, error) {
 	if len(rec) < 4 || rec[0] != recordMagic || rec[1] != recordVersion {
-		return nil, errRecordFormat
+		return response{}, errRecordFormat
 	}
-	r := &response{status: int(binary.BigEndian.Uint16(rec[2:4]))}
+	r := response{status: int(binary.BigEndian.Uint16(rec[2:4]))}
 	d := decoder{b: rec[4:]}
 	r.fingerprint = d.bytes()
-	lines := d.uvarint()
-	// Each line takes at least two bytes: a bound before any allocation.
-	if lines > uint64(len(d.b))/2 {
-		d.err = true
-	}
-	if !d.err && lines > 0 {
-		r.header = make(http.Header, min(lines, 16))
-		for range lines {
-			name, v := d.bytes(), d.bytes()
-			if d.err {
-				break
-			}
-			r.header[string(name)] = append(r.header[string(name)], string(v))
-		}
+	r.count = d.uvarint()
+	start := d.b
+	for i := uint64(0); i < r.count && !d.err; i++ {
+		d.bytes()
+		d.bytes()
 	}
 	if d.err || r.status < 100 || r.status > 999 {
-		return nil, errRecordFormat
+		return response{}, errRecordFormat
 	}
+	r.lines = start[:len(start)-len(d.b)]
 	r.body = d.b
 	return r, nil
 }

@@ -55,12 +55,18 @@ func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, scope stri
 	}
 	h := w.Header()
 	// Only what is allowed now: a header taken off the list since the
-	// record was written is not replayed.
-	for _, name := range e.replay.headers {
-		if vs, ok := resp.header[name]; ok {
-			h[name] = vs
+	// record was written is not replayed. A recorded header replaces what
+	// the writer had under its name.
+	resp.eachHeader(func(name, _ []byte) {
+		if name, ok := e.replay.allowed[string(name)]; ok {
+			delete(h, name)
 		}
-	}
+	})
+	resp.eachHeader(func(name, v []byte) {
+		if name, ok := e.replay.allowed[string(name)]; ok {
+			h[name] = append(h[name], string(v))
+		}
+	})
 	h.Set(HeaderIdempotentReplayed, "true")
 	body := bodyAllowed(resp.status)
 	if body {
