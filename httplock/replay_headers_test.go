@@ -121,37 +121,16 @@ func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
 // leaves out those it did not touch: they are the outer middleware's to
 // set again, or not, around the replay.
 func TestReplayRecordsOnlyHeadersTheHandlerSet(t *testing.T) {
-	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
-	outer := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("X-Outer") != "" {
-				w.Header().Set("Cache-Control", "private")
-				w.Header().Set("Content-Language", "en")
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	send := headerScene(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Outer") != "" {
+			w.Header().Set("Cache-Control", "private")
+			w.Header().Set("Content-Language", "en")
+		}
+	}, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Location", "/orders/1")
 		w.WriteHeader(http.StatusCreated)
-	})
-	stack := outer(httplock.New(httplock.Config{
-		Locker: locker,
-		Key:    httplock.FromHeader("Idempotency-Key"),
-		Scope:  "orders",
-		Replay: &httplock.ReplayConfig{},
-	})(h))
-	send := func(outer bool) http.Header {
-		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
-		req.Header.Set("Idempotency-Key", "k1")
-		if outer {
-			req.Header.Set("X-Outer", "1")
-		}
-		w := httptest.NewRecorder()
-		stack.ServeHTTP(w, req)
-		return w.Result().Header
-	}
+	}, nil)
 	send(true)
 	got := send(false)
 	if got.Get(httplock.HeaderIdempotentReplayed) != "true" {
@@ -168,34 +147,16 @@ func TestReplayRecordsOnlyHeadersTheHandlerSet(t *testing.T) {
 // the retry, and a header recorded with several values replays all of them,
 // in order.
 func TestReplayHeaderReplacesAndKeepsEveryValue(t *testing.T) {
-	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
-	outer := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Cache-Control", "private")
-			next.ServeHTTP(w, r)
-		})
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	send := headerScene(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "private")
+	}, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Add("X-Trail", "first")
 		w.Header().Add("X-Trail", "second")
 		w.WriteHeader(http.StatusCreated)
-	})
-	stack := outer(httplock.New(httplock.Config{
-		Locker: locker,
-		Key:    httplock.FromHeader("Idempotency-Key"),
-		Scope:  "orders",
-		Replay: &httplock.ReplayConfig{Headers: []string{"cache-control", "x-trail"}},
-	})(h))
-	send := func() http.Header {
-		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
-		req.Header.Set("Idempotency-Key", "k1")
-		w := httptest.NewRecorder()
-		stack.ServeHTTP(w, req)
-		return w.Result().Header
-	}
-	send()
-	got := send()
+	}, []string{"cache-control", "x-trail"})
+	send(false)
+	got := send(false)
 	if got.Get(httplock.HeaderIdempotentReplayed) != "true" {
 		t.Fatalf("retry not replayed: %v", got)
 	}
@@ -204,5 +165,34 @@ func TestReplayHeaderReplacesAndKeepsEveryValue(t *testing.T) {
 	}
 	if v := got.Values("X-Trail"); len(v) != 2 || v[0] != "first" || v[1] != "second" {
 		t.Errorf("replayed X-Trail %q, want first, second", v)
+	}
+}
+
+// headerScene is handler h behind the replaying middleware (keyed by the
+// Idempotency-Key, recording headers, or the default list when nil), behind
+// an outer middleware that runs before it on every request. send posts with
+// the same key each time, with X-Outer when outer, and returns the
+// response's header.
+func headerScene(outer, h http.HandlerFunc, headers []string) (send func(outer bool) http.Header) {
+	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	lock := httplock.New(httplock.Config{
+		Locker: locker,
+		Key:    httplock.FromHeader("Idempotency-Key"),
+		Scope:  "orders",
+		Replay: &httplock.ReplayConfig{Headers: headers},
+	})(h)
+	stack := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		outer(w, r)
+		lock.ServeHTTP(w, r)
+	})
+	return func(withOuter bool) http.Header {
+		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		req.Header.Set("Idempotency-Key", "k1")
+		if withOuter {
+			req.Header.Set("X-Outer", "1")
+		}
+		w := httptest.NewRecorder()
+		stack.ServeHTTP(w, req)
+		return w.Result().Header
 	}
 }
