@@ -28,6 +28,8 @@ type capture struct {
 	// it compresses, not the plain body recorded here, so such a header
 	// is recorded only if the handler changed it.
 	outer http.Header
+	// removed are the allowed names in outer that the handler removed.
+	removed []string
 
 	// lazy is the writer beneath when it holds the status back until the
 	// body starts (Gin's): with it the last WriteHeader before the body
@@ -77,7 +79,11 @@ func (c *capture) start(status int) {
 	c.header = make(http.Header, len(c.allow))
 	h := c.w.Header()
 	for _, name := range c.allow {
-		if vs, ok := h[name]; ok && !slices.Equal(vs, c.outer[name]) {
+		vs, ok := h[name]
+		switch {
+		case len(vs) == 0 && len(c.outer[name]) > 0:
+			c.removed = append(c.removed, name)
+		case ok && !slices.Equal(vs, c.outer[name]):
 			c.header[name] = append([]string(nil), vs...)
 		}
 	}
@@ -166,5 +172,5 @@ func (c *capture) response(o *replayOpts, fingerprint []byte) *response {
 	if c.over || c.streamed || c.hijacked || !o.recordStatus(c.status) {
 		return nil
 	}
-	return &response{status: c.status, header: c.header, body: c.body, fingerprint: fingerprint}
+	return &response{status: c.status, header: c.header, removed: c.removed, body: c.body, fingerprint: fingerprint}
 }

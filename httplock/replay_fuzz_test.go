@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
@@ -18,6 +19,8 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Add([]byte{recordMagic, recordVersion, 0, 200, 0, 0})
 	f.Add([]byte{recordMagic, recordVersion, 0, 200, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte("v{}")) // an outcome of core.Locker.Once
+	f.Add((&response{status: 200, removed: []string{"Cache-Control"}, fingerprint: []byte("fp")}).encode())
+	f.Add([]byte{recordMagic, recordVersionRemoved, 0, 200, 0, 0, 0}) // version 2 with no name removed
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		r, err := decodeResponse(rec)
 		if err != nil {
@@ -40,6 +43,9 @@ func FuzzResponseRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, name, value string, body, fp []byte) {
 		status = 100 + (status%900+900)%900
 		in := &response{status: status, header: http.Header{name: {value, value + "2"}}, body: body, fingerprint: fp}
+		if len(value)%2 == 0 {
+			in.removed = []string{value + "-gone"}
+		}
 		out, err := decodeResponse(in.encode())
 		if err != nil {
 			t.Fatal(err)
@@ -79,7 +85,14 @@ func FuzzReplayOnlyForItsFingerprint(f *testing.F) {
 
 func sameHeader(a, b *response) bool {
 	ha, hb := headerOf(a), headerOf(b)
-	return len(ha) == len(hb) && (len(ha) == 0 || reflect.DeepEqual(ha, hb))
+	return len(ha) == len(hb) && (len(ha) == 0 || reflect.DeepEqual(ha, hb)) && slices.Equal(removedOf(a), removedOf(b))
+}
+
+// removedOf is r's names removed.
+func removedOf(r *response) []string {
+	var names []string
+	r.eachRemoved(func(name []byte) { names = append(names, string(name)) })
+	return names
 }
 
 // headerOf is r's header lines as a header.

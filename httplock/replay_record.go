@@ -14,7 +14,15 @@ import (
 //	uvarint k              header lines, then k times:
 //	  uvarint n, n bytes   canonical name
 //	  uvarint n, n bytes   one value
+//	version 2 only:
+//	uvarint k              names removed, then k times:
+//	  uvarint n, n bytes   canonical name
 //	the rest               the body
+//
+// A name removed is an allowed header that an outer middleware had set and
+// the handler took away: the client did not get it, so the replay takes it
+// off what the outer middleware sets again around the retry. A record with
+// none is written as version 1, which every version reads.
 //
 // The version byte lets a later format be told apart during a rolling
 // deploy: an instance that cannot read a record answers 500 rather than
@@ -22,6 +30,8 @@ import (
 const (
 	recordMagic   = 'H'
 	recordVersion = 1
+	// recordVersionRemoved is the format of a record with names removed.
+	recordVersionRemoved = 2
 )
 
 // errRecordFormat is a record this version cannot read: damaged, from a
@@ -39,6 +49,22 @@ type response struct {
 	fingerprint []byte
 	lines       []byte
 	count       uint64
+	// removed are the names removed (see the layout above): a captured
+	// response's, or a decoded one's as laid out in the record.
+	removed      []string
+	removedLines []byte
+	removedCount uint64
+}
+
+// eachRemoved calls fn with each name removed of r.
+func (r *response) eachRemoved(fn func(name []byte)) {
+	for _, name := range r.removed {
+		fn([]byte(name))
+	}
+	d := decoder{b: r.removedLines}
+	for range r.removedCount {
+		fn(d.bytes()) // checked whole by decodeResponse
+	}
 }
 
 // eachHeader calls fn with each header line of r, in the record's order for
@@ -57,14 +83,22 @@ func (r *response) eachHeader(fn func(name, value []byte)) {
 }
 
 func (r *response) encode() []byte {
-	n := 4 + binary.MaxVarintLen64 + len(r.fingerprint) + binary.MaxVarintLen64 + len(r.lines) + len(r.body)
+	n := 4 + binary.MaxVarintLen64 + len(r.fingerprint) + 2*binary.MaxVarintLen64 + len(r.lines) + len(r.removedLines) + len(r.body)
+	for _, name := range r.removed {
+		n += binary.MaxVarintLen64 + len(name)
+	}
 	for name, vs := range r.header {
 		for _, v := range vs {
 			n += 2*binary.MaxVarintLen64 + len(name) + len(v)
 		}
 	}
 	b := make([]byte, 0, n)
-	b = append(b, recordMagic, recordVersion)
+	removed := r.removedCount + uint64(len(r.removed))
+	version := byte(recordVersion)
+	if removed > 0 {
+		version = recordVersionRemoved
+	}
+	b = append(b, recordMagic, version)
 	b = binary.BigEndian.AppendUint16(b, uint16(r.status))
 	b = appendBytes(b, r.fingerprint)
 	lines := r.count
@@ -76,6 +110,10 @@ func (r *response) encode() []byte {
 		b = appendBytes(b, name)
 		b = appendBytes(b, v)
 	})
+	if removed > 0 {
+		b = binary.AppendUvarint(b, removed)
+		r.eachRemoved(func(name []byte) { b = appendBytes(b, name) })
+	}
 	return append(b, r.body...)
 }
 
@@ -87,7 +125,7 @@ func appendBytes(b, s []byte) []byte {
 // left, so damaged input is an error, never a panic or a huge allocation.
 // The body, the fingerprint and the header lines alias rec.
 func decodeResponse(rec []byte) (response, error) {
-	if len(rec) < 4 || rec[0] != recordMagic || rec[1] != recordVersion {
+	if len(rec) < 4 || rec[0] != recordMagic || (rec[1] != recordVersion && rec[1] != recordVersionRemoved) {
 		return response{}, errRecordFormat
 	}
 	r := response{status: int(binary.BigEndian.Uint16(rec[2:4]))}
@@ -99,10 +137,22 @@ func decodeResponse(rec []byte) (response, error) {
 		d.bytes()
 		d.bytes()
 	}
+	r.lines = start[:len(start)-len(d.b)]
+	if rec[1] == recordVersionRemoved && !d.err {
+		r.removedCount = d.uvarint()
+		start = d.b
+		for i := uint64(0); i < r.removedCount && !d.err; i++ {
+			d.bytes()
+		}
+		// Version 2 is written only with names removed.
+		if r.removedCount == 0 {
+			d.err = true
+		}
+		r.removedLines = start[:len(start)-len(d.b)]
+	}
 	if d.err || r.status < 100 || r.status > 999 {
 		return response{}, errRecordFormat
 	}
-	r.lines = start[:len(start)-len(d.b)]
 	r.body = d.b
 	return r, nil
 }

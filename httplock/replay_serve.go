@@ -56,12 +56,15 @@ func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, scope stri
 	h := w.Header()
 	// Only what is allowed now: a header taken off the list since the
 	// record was written is not replayed. A recorded header replaces what
-	// the writer had under its name.
-	resp.eachHeader(func(name, _ []byte) {
+	// the writer had under its name, and one the handler removed is
+	// removed again.
+	drop := func(name []byte) {
 		if name, ok := e.replay.allowed[string(name)]; ok {
 			delete(h, name)
 		}
-	})
+	}
+	resp.eachHeader(func(name, _ []byte) { drop(name) })
+	resp.eachRemoved(drop)
 	resp.eachHeader(func(name, v []byte) {
 		if name, ok := e.replay.allowed[string(name)]; ok {
 			h[name] = append(h[name], string(v))
