@@ -63,7 +63,7 @@ func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obta
 	return o.lk
 }
 
-// On Redis and on Cluster a release hands the lock to the head of the line
+// On Redis, through Sentinel and on Cluster a release hands the lock to the head of the line
 // with its fence, and the waiter runs on being told: no acquire after the
 // release. The lock it holds is renewed to a whole lease, shows in Inspect
 // under the waiter's label, and its release hands it on to the next in
@@ -76,6 +76,10 @@ func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		cl := redistest.StartCluster(t, 3)
 		handOverRuns(t, func() redis.UniversalClient { return cl.Client(t) })
+	})
+	t.Run("sentinel", func(t *testing.T) {
+		sn := redistest.StartSentinel(t)
+		handOverRuns(t, func() redis.UniversalClient { return sn.Client(t) })
 	})
 }
 
