@@ -63,9 +63,9 @@ func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obta
 	return o.lk
 }
 
-// On Redis, through Sentinel and on Cluster a release hands the lock to the head of the line
-// with its fence, and the waiter runs on being told: no acquire after the
-// release. The lock it holds is renewed to a whole lease, shows in Inspect
+// On Redis, through Sentinel and on Cluster a release hands the lock to the
+// head of the line with its fence, and the waiter runs on being told: no
+// acquire after the release. The lock it holds is renewed to a whole lease, shows in Inspect
 // under the waiter's label, and its release hands it on to the next in
 // line.
 func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
