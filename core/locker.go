@@ -245,6 +245,9 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 	}
 	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl))
 	l.dog.roundTrip(time.Since(start))
+	if ms, ok := l.store.(*MemoryStore); ok {
+		ms.onLapse(skey, token, func() { l.dog.lapsed(lk) })
+	}
 	return lk, nil, nil
 }
 

@@ -23,6 +23,10 @@ type memoryLock struct {
 	token   string
 	expires time.Time // monotonic
 	fence   uint64    // the holder's, for Inspect
+	// lapse tells the holder's Locker that its lease ran out and another
+	// took the key: its Lost fires before that one holds the lock, however
+	// late the holder's own timer runs (see onLapse). nil: nobody listens.
+	lapse func()
 }
 
 // minSweep is the map size below which expired entries are left for their
@@ -81,20 +85,26 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	}
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.acquireLocked(l, "", now)
+	g, lapsed, err := s.acquireLocked(l, "", now)
+	s.mu.Unlock()
+	if lapsed != nil {
+		lapsed()
+	}
+	return g, err
 }
 
 // acquireLocked is Acquire for waiter ("" for none), as acquire.lua: a lock
 // handed to waiter is taken; a waiter that finds it taken joins the line.
-// The caller holds mu.
-func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (Grant, error) {
+// The caller holds mu, and calls lapsed, when not nil, once it has let go of
+// mu and before it answers: it tells the holder whose lease ran out that
+// the key is someone else's now.
+func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (g Grant, lapsed func(), err error) {
 	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
 		(waiter == "" || cur.token != reservedFor(waiter)) {
 		if waiter != "" {
 			s.lines.join(l.Key, waiter)
 		}
-		return Grant{}, &NotObtainedError{Remaining: cur.expires.Sub(now)}
+		return Grant{}, nil, &NotObtainedError{Remaining: cur.expires.Sub(now)}
 	}
 	if waiter != "" {
 		s.lines.leave(l.Key, waiter)
@@ -109,13 +119,29 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (Gran
 	if until := now.Add(l.TTL); !until.Before(cur.expires) || cur.token != l.Token {
 		cur.expires = until
 	}
-	s.locks[l.Key] = memoryLock{token: l.Token, expires: cur.expires, fence: s.lastFence}
+	if cur.token != l.Token {
+		lapsed, cur.lapse = cur.lapse, nil
+	}
+	s.locks[l.Key] = memoryLock{token: l.Token, expires: cur.expires, fence: s.lastFence, lapse: cur.lapse}
 	if len(s.locks) >= s.sweepAt {
 		s.sweep(now)
 	}
 	// The same margin as the network stores: the holder's timer may fire a
 	// little late, and must still declare the lock lost before it is free.
-	return Grant{Fence: s.lastFence, Validity: validity(l.TTL)}, nil
+	return Grant{Fence: s.lastFence, Validity: validity(l.TTL)}, lapsed, nil
+}
+
+// onLapse has fn called when another takes key after token's lease on it
+// ran out, if token holds key now. A Locker on this store sets it for each
+// lock it obtains: in one process its Lost can come before the next holder
+// runs, which no timer can promise on a loaded machine.
+func (s *MemoryStore) onLapse(key, token string, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.locks[key]; ok && cur.token == token {
+		cur.lapse = fn
+		s.locks[key] = cur
+	}
 }
 
 // sweep drops expired entries. It runs when the map has doubled since the

@@ -95,13 +95,17 @@ func (s *MemoryStore) AcquireQueued(ctx context.Context, l Lease, waiter string,
 	}
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if withRecord {
 		if rec, ok := s.records.get(l.Key, now); ok {
+			s.mu.Unlock()
 			return Grant{}, rec, nil
 		}
 	}
-	g, err := s.acquireLocked(l, waiter, now)
+	g, lapsed, err := s.acquireLocked(l, waiter, now)
+	s.mu.Unlock()
+	if lapsed != nil {
+		lapsed()
+	}
 	return g, nil, err
 }
 
