@@ -16,6 +16,7 @@ type Lock struct {
 	token  string
 	fence  uint64
 	tel    *heldTelemetry // nil unless the Locker has telemetry
+	lapse  *lapseTarget   // the memory store's word that the lease ran out; nil on other stores
 
 	// turn (cap 1) is held across one extend and the bookkeeping of its
 	// result, so that Refresh and a watchdog renewal take turns; a channel,

@@ -218,6 +218,11 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		actx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	var lapse *lapseTarget
+	if _, ok := l.store.(*MemoryStore); ok {
+		lapse = &lapseTarget{dog: &l.dog}
+		actx = withLapse(actx, lapse)
+	}
 	lease := Lease{Key: skey, Token: token, TTL: l.ttl}
 	var g Grant
 	var record []byte
@@ -243,10 +248,10 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		l.abandon(ctx, lease, start)
 		return nil, nil, unavailable("acquire", ctxErr(actx), err)
 	}
-	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl))
+	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl), lapse)
 	l.dog.roundTrip(time.Since(start))
-	if ms, ok := l.store.(*MemoryStore); ok {
-		ms.onLapse(skey, token, func() { l.dog.lapsed(lk) })
+	if lapse != nil {
+		lapse.bind(lk)
 	}
 	return lk, nil, nil
 }
@@ -254,7 +259,8 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 // held returns the Lock on skey that token holds with fence, since since:
 // valid until validUntil by our clock, and its lease in the store may run
 // until reach. The watchdog renews it a third of the way to validUntil.
-func (l *Locker) held(ctx context.Context, key, skey, token string, fence uint64, since, validUntil, reach time.Time) *Lock {
+// lapse, when not nil, is the memory store's word for it (see lapseTarget).
+func (l *Locker) held(ctx context.Context, key, skey, token string, fence uint64, since, validUntil, reach time.Time, lapse *lapseTarget) *Lock {
 	lk := &Lock{
 		locker:     l,
 		key:        key,
@@ -265,6 +271,7 @@ func (l *Locker) held(ctx context.Context, key, skey, token string, fence uint64
 		validUntil: validUntil,
 		reach:      reach,
 		turn:       make(chan struct{}, 1),
+		lapse:      lapse,
 	}
 	if l.telemetry != nil {
 		l.telemetry.obtained(ctx, lk, since)

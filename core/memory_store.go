@@ -23,10 +23,9 @@ type memoryLock struct {
 	token   string
 	expires time.Time // monotonic
 	fence   uint64    // the holder's, for Inspect
-	// lapse tells the holder's Locker that its lease ran out and another
-	// took the key: its Lost fires before that one holds the lock, however
-	// late the holder's own timer runs (see onLapse). nil: nobody listens.
-	lapse func()
+	// lapse tells the holder's Locker that its lease ran out and the key
+	// was taken or swept (see lapseTarget). nil: nobody listens.
+	lapse *lapseTarget
 }
 
 // minSweep is the map size below which expired entries are left for their
@@ -85,20 +84,18 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	}
 	now := time.Now()
 	s.mu.Lock()
-	g, lapsed, err := s.acquireLocked(l, "", now)
+	g, lapsed, err := s.acquireLocked(l, "", lapseFrom(ctx), now)
 	s.mu.Unlock()
-	if lapsed != nil {
-		lapsed()
-	}
+	fireAll(lapsed)
 	return g, err
 }
 
 // acquireLocked is Acquire for waiter ("" for none), as acquire.lua: a lock
 // handed to waiter is taken; a waiter that finds it taken joins the line.
-// The caller holds mu, and calls lapsed, when not nil, once it has let go of
-// mu and before it answers: it tells the holder whose lease ran out that
-// the key is someone else's now.
-func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (g Grant, lapsed func(), err error) {
+// The grant carries lapse, when not nil. The caller holds mu, and fires
+// lapsed once it has let go of mu and before it answers: holders whose lease
+// ran out on this key (taken now) or on others (swept).
+func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, now time.Time) (g Grant, lapsed []*lapseTarget, err error) {
 	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
 		(waiter == "" || cur.token != reservedFor(waiter)) {
 		if waiter != "" {
@@ -120,40 +117,35 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, now time.Time) (g Gr
 		cur.expires = until
 	}
 	if cur.token != l.Token {
-		lapsed, cur.lapse = cur.lapse, nil
+		if cur.lapse != nil {
+			lapsed = append(lapsed, cur.lapse)
+		}
+		cur.lapse = lapse
 	}
 	s.locks[l.Key] = memoryLock{token: l.Token, expires: cur.expires, fence: s.lastFence, lapse: cur.lapse}
 	if len(s.locks) >= s.sweepAt {
-		s.sweep(now)
+		lapsed = s.sweep(now, lapsed)
 	}
 	// The same margin as the network stores: the holder's timer may fire a
 	// little late, and must still declare the lock lost before it is free.
 	return Grant{Fence: s.lastFence, Validity: validity(l.TTL)}, lapsed, nil
 }
 
-// onLapse has fn called when another takes key after token's lease on it
-// ran out, if token holds key now. A Locker on this store sets it for each
-// lock it obtains: in one process its Lost can come before the next holder
-// runs, which no timer can promise on a loaded machine.
-func (s *MemoryStore) onLapse(key, token string, fn func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.locks[key]; ok && cur.token == token {
-		cur.lapse = fn
-		s.locks[key] = cur
-	}
-}
-
 // sweep drops expired entries. It runs when the map has doubled since the
 // last sweep, so its cost per Acquire stays constant.
-func (s *MemoryStore) sweep(now time.Time) {
+// The holders of the entries it drops lapsed: they are added to lapsed.
+func (s *MemoryStore) sweep(now time.Time, lapsed []*lapseTarget) []*lapseTarget {
 	for k, v := range s.locks {
 		if !now.Before(v.expires) {
 			delete(s.locks, k)
+			if v.lapse != nil {
+				lapsed = append(lapsed, v.lapse)
+			}
 		}
 	}
 	s.records.evict(now)
 	s.sweepAt = max(2*len(s.locks), minSweep)
+	return lapsed
 }
 
 // held returns the live entry key holds for token; the caller holds mu.

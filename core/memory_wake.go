@@ -101,11 +101,9 @@ func (s *MemoryStore) AcquireQueued(ctx context.Context, l Lease, waiter string,
 			return Grant{}, rec, nil
 		}
 	}
-	g, lapsed, err := s.acquireLocked(l, waiter, now)
+	g, lapsed, err := s.acquireLocked(l, waiter, lapseFrom(ctx), now)
 	s.mu.Unlock()
-	if lapsed != nil {
-		lapsed()
-	}
+	fireAll(lapsed)
 	return g, nil, err
 }
 

@@ -244,7 +244,7 @@ func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence
 	if validUntil.Sub(now) < max(minHandedOver, handedOverRoundTrips*max(refused.rtt, l.dog.lastRoundTrip())) {
 		return nil
 	}
-	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(HandOffTimeout))
+	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(HandOffTimeout), nil)
 }
 
 // minHandedOver is the least time left on a handed-over lock for its waiter

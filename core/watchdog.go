@@ -89,6 +89,9 @@ func (w *watchdog) add(lk *Lock, start time.Time) {
 // remove stops watching lk and returns how far its lease in the store may
 // run, for a release that must be retried.
 func (w *watchdog) remove(lk *Lock) (reach time.Time) {
+	if lk.lapse != nil {
+		lk.lapse.unbind()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.held, lk)
