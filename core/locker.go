@@ -36,9 +36,12 @@ type Locker struct {
 	// handsOver: the store's releases hand the lock to a waiter's name
 	// (granter), so a wait's attempts carry that name as their token.
 	handsOver bool
-	sub       Subscription
-	wakes     wakeRegistry
-	instance  string // names this Locker in the lines of a Waker store
+	// lapses: the store may be a MemoryStore, directly or wrapped, which
+	// tells a holder whose lease ran out (see lapseTarget).
+	lapses   bool
+	sub      Subscription
+	wakes    wakeRegistry
+	instance string // names this Locker in the lines of a Waker store
 }
 
 // subscription returns the Locker's one subscription to w's releases.
@@ -72,6 +75,7 @@ func NewLocker(s Store, opts ...Option) *Locker {
 	l.dog.init(l)
 	l.instance = newWaiterID()
 	_, l.handsOver = s.(granter)
+	l.lapses = mayTellLapses(s)
 	return l
 }
 
@@ -219,7 +223,7 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		defer cancel()
 	}
 	var lapse *lapseTarget
-	if _, ok := l.store.(*MemoryStore); ok {
+	if l.lapses {
 		lapse = &lapseTarget{dog: &l.dog}
 		actx = withLapse(actx, lapse)
 	}

@@ -21,6 +21,18 @@ type lapseTarget struct {
 
 type lapseKey struct{}
 
+// mayTellLapses reports whether s may be a MemoryStore, directly, embedded
+// or behind a wrapper that passes the context on: every store but the
+// network ones, which never look, so that their acquires do not pay for a
+// target.
+func mayTellLapses(s Store) bool {
+	switch s.(type) {
+	case *RedisStore, *RedlockStore:
+		return false
+	}
+	return true
+}
+
 // withLapse returns ctx carrying t for the memory store's grant.
 func withLapse(ctx context.Context, t *lapseTarget) context.Context {
 	return context.WithValue(ctx, lapseKey{}, t)
@@ -42,11 +54,16 @@ func (t *lapseTarget) fire() {
 	}
 }
 
-// bind ties t to lk, the lock made from its grant.
+// bind ties t to lk, the lock made from its grant. lk is watched already,
+// so it may be lost (or released) meanwhile, its unbind come first: then t
+// lets it go again, since nothing unbinds it later.
 func (t *lapseTarget) bind(lk *Lock) {
 	t.lk.Store(lk)
 	if t.fired.Load() {
 		t.dog.lapsed(lk)
+	}
+	if lk.done() {
+		t.unbind()
 	}
 }
 

@@ -202,8 +202,15 @@ func (s *MemoryStore) TTL(_ context.Context, key, token string) (time.Duration, 
 
 // Delete removes a key whoever holds it, as an operator (or a test playing a
 // crash) would; the holder finds out at its next renewal.
+//
+// An entry whose lease had run out goes as a sweep drops it: its holder is
+// told, as it would be by the next caller to take the key.
 func (s *MemoryStore) Delete(key string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	cur, ok := s.locks[key]
 	delete(s.locks, key)
+	s.mu.Unlock()
+	if ok && cur.lapse != nil && !time.Now().Before(cur.expires) {
+		cur.lapse.fire()
+	}
 }
