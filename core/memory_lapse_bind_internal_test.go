@@ -52,15 +52,7 @@ func TestMemoryLapseTargetNotBoundToLockLostBeforeBind(t *testing.T) {
 	holder.dog.mu.Unlock()
 	defer func() { _ = anchor.Release(ctx) }()
 
-	type obtained struct {
-		lk  *Lock
-		err error
-	}
-	got := make(chan obtained, 1)
-	go func() {
-		lk, err := holder.TryObtain(ctx, "k")
-		got <- obtained{lk, err}
-	}()
+	got := tryAsync(holder, "k")
 	<-grantHeld
 	time.Sleep(3 * MinTTL) // past the lock's validity: the watchdog finds it expired
 
@@ -90,7 +82,7 @@ func TestMemoryLapseTargetNotBoundToLockLostBeforeBind(t *testing.T) {
 	// Its holder drops the lost lock without a Release, which it owes
 	// nobody: nothing may keep it alive now.
 	p := weak.Make(lk)
-	lk, r = nil, obtained{}
+	lk, r = nil, attempted{}
 	if !collected(p) {
 		t.Fatal("the store keeps a lost lock alive through its lapse target")
 	}

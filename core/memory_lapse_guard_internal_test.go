@@ -2,29 +2,17 @@ package core
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 )
-
-func quietLogger() Option { return WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
 
 // A waiter in line that takes a key whose lease ran out fires its last
 // holder's Lost before it holds the key, however late that holder's timer.
 func TestMemoryLapseFiresLostForWaiterInLine(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemoryStore()
-	holder := NewLocker(st, WithTTL(50*time.Millisecond), WithoutWatchdog(), quietLogger())
+	_, lk := lapsingHolder(t, st, 50*time.Millisecond)
 	other := NewLocker(st, quietLogger())
-	lk, err := holder.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = lk.Release(ctx) }()
-	holder.dog.mu.Lock()
-	lk.validUntil = time.Now().Add(time.Hour)
-	holder.dog.mu.Unlock()
 
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -33,11 +21,7 @@ func TestMemoryLapseFiresLostForWaiterInLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = next.Release(ctx) }()
-	select {
-	case <-lk.Lost():
-	default:
-		t.Fatal("a waiter in line holds the key and its last holder's Lost has not fired")
-	}
+	mustBeLost(t, lk, "a waiter in line holds the key and its last holder's Lost has not fired")
 	select {
 	case <-next.Lost():
 		t.Fatal("the new holder's Lost fired")

@@ -87,15 +87,7 @@ func TestMemoryLapseKeyTakenBeforeLapseRegistered(t *testing.T) {
 	defer unstuck()
 	<-loopStuck
 
-	type obtained struct {
-		lk  *Lock
-		err error
-	}
-	got := make(chan obtained, 1)
-	go func() {
-		lk, err := holder.TryObtain(ctx, "k")
-		got <- obtained{lk, err}
-	}()
+	got := tryAsync(holder, "k")
 	<-grantHeld
 	time.Sleep(60 * time.Millisecond) // past the store's lease on "k"
 	next, err := other.TryObtain(ctx, "k")
