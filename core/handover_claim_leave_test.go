@@ -82,11 +82,7 @@ func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range held {
-		select {
-		case <-h.Captured():
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiter did not send its claim, cancel and Leave")
-		}
+		waitCaptured(t, h, "claim, cancel or Leave of the waiter")
 	}
 	claim := held[0]
 	if b := claim.Bytes(); !bytes.Contains(b, []byte(":q")) {

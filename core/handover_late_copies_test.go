@@ -35,11 +35,7 @@ func resendingClient(t *testing.T, p *faultproxy.Proxy, readTimeout time.Duratio
 // to give up on its connection (it then resends the command elsewhere).
 func heldAcquire(t *testing.T, h *faultproxy.Held) {
 	t.Helper()
-	select {
-	case <-h.Captured():
-	case <-time.After(5 * time.Second):
-		t.Fatal("no command was held")
-	}
+	waitCaptured(t, h, "command")
 	if b := h.Bytes(); !bytes.Contains(b, []byte("evalsha")) || !bytes.Contains(b, []byte(":q")) {
 		t.Fatalf("held %q, want a waiter's acquire", b)
 	}
@@ -86,6 +82,22 @@ func standInLine(t *testing.T, ctx, waitCtx context.Context, readTimeout time.Du
 	s.got = obtainAsync(waitCtx, waiter, "k")
 	waitFor(t, "the waiter to stand in line", func() bool { return s.direct.LLen(ctx, s.skey+":q").Val() == 1 })
 	return s
+}
+
+// resendHeldPoll holds the waiter's next poll in the proxy until go-redis
+// gives up on it and resends it, and waits for the resent copy to be turned
+// away and for the waiter's next regular poll. The first copy lands when
+// the returned hold is released.
+func (s inLine) resendHeldPoll(t *testing.T) *faultproxy.Held {
+	t.Helper()
+	h := s.proxy.HoldNext(faultproxy.Upstream)
+	t.Cleanup(h.Release)
+	heldAcquire(t, h)
+	s.polls.drain()
+	if !s.polls.nextPoll(5*time.Second) || !s.polls.nextPoll(5*time.Second) {
+		t.Fatal("the waiter did not poll again")
+	}
+	return h
 }
 
 // waiterGot returns the lock the waiter obtained.
@@ -172,14 +184,7 @@ func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
 func resentPollLandingAfterRelease(t *testing.T, release func(context.Context, *core.Lock) error) {
 	ctx := ctxT(t, 30*time.Second)
 	s := standInLine(t, ctx, ctx, 300*time.Millisecond, nil)
-	h := s.proxy.HoldNext(faultproxy.Upstream)
-	t.Cleanup(h.Release)
-	heldAcquire(t, h)
-	s.polls.drain()
-	// The resent copy is turned away, then the waiter's next poll.
-	if !s.polls.nextPoll(5*time.Second) || !s.polls.nextPoll(5*time.Second) {
-		t.Fatal("the waiter did not poll again")
-	}
+	h := s.resendHeldPoll(t)
 	if err := s.first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/faultproxy"
 )
 
 // A waiter's poll whose reply timed out is resent by go-redis (MaxRetries,
@@ -21,17 +20,10 @@ func TestHandOverResentPollTakesNothingFromTheWaiter(t *testing.T) {
 	// Replies time out after 300ms (3s by default) only to keep the test fast.
 	s := standInLine(t, ctx, ctx, 300*time.Millisecond, nil)
 
-	// Hold the waiter's next poll; go-redis gives up on it after its
-	// ReadTimeout and resends it on a new connection.
-	h := s.proxy.HoldNext(faultproxy.Upstream)
-	t.Cleanup(h.Release)
-	heldAcquire(t, h)
-	s.polls.drain()
-	// The resent copy is answered (turned away), then the waiter's next
-	// regular poll; right after that one the holder releases.
-	if !s.polls.nextPoll(5*time.Second) || !s.polls.nextPoll(5*time.Second) {
-		t.Fatal("the waiter did not poll again")
-	}
+	// The waiter's next poll is held until go-redis resends it; the resent
+	// copy is turned away, then right after the waiter's next regular poll
+	// the holder releases.
+	h := s.resendHeldPoll(t)
 	lk := handOver(t, ctx, s.first, s.got)
 
 	// The first copy of the held poll lands now.

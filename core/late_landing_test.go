@@ -71,11 +71,7 @@ func (px proxied) holdNext(t *testing.T) (land func()) {
 	t.Cleanup(h.Release)
 	return func() {
 		t.Helper()
-		select {
-		case <-h.Captured():
-		case <-time.After(5 * time.Second):
-			t.Fatal("no command was held")
-		}
+		waitCaptured(t, h, "command")
 		select {
 		case <-h.Conn().ClientClosed():
 		case <-time.After(5 * time.Second):
