@@ -139,10 +139,10 @@ func (w *watchdog) lose(lk *Lock, reason lossReason) {
 	}
 }
 
-// lapsed marks lk lost because its lease ran out and the store gave the key
-// to another (MemoryStore, see onLapse), as the loop does when it finds the
-// lease over; the log line goes out off the caller's path, which is the
-// next holder's acquire.
+// lapsed marks lk lost because its lease ran out and the memory store gave
+// the key to another or dropped it (see lapseTarget), as the loop does when
+// it finds the lease over; the log line goes out off the caller's path,
+// which is the next holder's acquire.
 func (w *watchdog) lapsed(lk *Lock) {
 	if w.markLost(lk, lostExpired) {
 		go w.logLost([]*Lock{lk}, lostExpired)

@@ -20,9 +20,10 @@
 -- Returns the fence when the lock is ours (a number below 2^53, a string
 -- of digits above). When someone else holds it: minus the holder's
 -- remaining lease in milliseconds (0: no expiry set); for a waiter
--- (ARGV[5]), that and the last fence handed out, in a two-element array. With KEYS[4], when a result is recorded there, it
--- returns that record, in a one-element array, and takes nothing: the work
--- the lock guards was done already.
+-- (ARGV[5]), that and the last fence handed out, in a two-element array.
+-- With KEYS[4], when a result is recorded there, it returns that record, in
+-- a one-element array, and takes nothing: the work the lock guards was done
+-- already.
 --
 -- The fence arithmetic (less, succ, maxDigits, nextFence, fenceReply) is
 -- fence.lua's, sent ahead of this script.
