@@ -4,10 +4,12 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
 )
 
 func TestShape(t *testing.T) {
@@ -61,6 +63,7 @@ func TestKeyShape(t *testing.T) {
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}":                                           true,
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:fence":                                     true,
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:record":                                    true,
+		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:q":                                         true,
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:BBBBBBBBBBBBBBBBBBBBBB":             true,
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:~CCCCCCCCCCCCCCCC/DDDDDDDDDDDDDDDD": true,
 		"reqlock:{AAAAAAAAAAAAAAAAAAAAAA}:cancel:~CCCCCCCCCCCCCCCC/user-42":          false,
@@ -116,5 +119,75 @@ func TestHostileSmoke(t *testing.T) {
 				t.Errorf("%d of %d requests wrong (%s): %v", tally.Bad, tally.Requests, tally.Statuses(), tally.Examples)
 			}
 		})
+	}
+}
+
+// The shape the scans check is every key a Locker on Redis writes: a lock
+// with its fence counter, a waiter's line and a replay record, each taken
+// from a real server while it exists.
+func TestKeyShapeMatchesWhatALockerWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := redistest.Start(t).Client(t)
+	l := core.NewLocker(core.NewRedisStore(c), core.WithTTL(2*time.Second))
+	seen := map[string]bool{}
+	look := func() {
+		t.Helper()
+		keys, err := c.Keys(ctx, "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			seen[k] = true
+		}
+	}
+
+	first, err := l.Obtain(ctx, "user-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		lk, err := l.Obtain(ctx, "user-42")
+		if err == nil {
+			err = lk.Release(ctx)
+		}
+		waited <- err
+	}()
+	line, err := l.StoreKey("user-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line += ":q"
+	for n := int64(0); n == 0; {
+		if n, err = c.Exists(ctx, line).Result(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	look()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Once(ctx, "order-7", time.Minute, func(context.Context) ([]byte, error) { return []byte("ok"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	look()
+
+	shape := keyShape(core.DefaultPrefix)
+	kinds := map[string]bool{}
+	for k := range seen {
+		if !shape.MatchString(k) {
+			t.Errorf("%q is not of the shape the scans accept", k)
+		}
+		kinds[k[strings.IndexByte(k, '}')+1:]] = true
+	}
+	for _, want := range []string{"", ":fence", ":q", ":record"} {
+		if !kinds[want] {
+			t.Errorf("no key ending %q among %d seen: the test no longer makes one", want, len(seen))
+		}
 	}
 }
