@@ -122,7 +122,7 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		}
 		keys, argv := calls.last(t)
 		equalStrings(t, "keys", keys, keysOf(l.Key, l.Token, l.Key+recordSuffix))
-		equalStrings(t, "argv", argv, []string{l.Token, lease, fence, "", "", "", "1"})
+		equalStrings(t, "argv", argv, []string{l.Token, lease, fence})
 		if err := s.ReleaseRecording(ctx, l.Key, l.Token, []byte("done"), time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +133,35 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		if n := c.Exists(ctx, l.Key).Val(); n != 0 {
 			t.Error("a look-up that found the record took the lock")
 		}
+	})
+
+	// The record is looked for only when asked: by a fourth and last key,
+	// or by a waiter's flag.
+	t.Run("record only when asked", func(t *testing.T) {
+		for _, c0 := range []struct {
+			name    string
+			want    bool
+			acquire func(Lease) ([]byte, error)
+		}{
+			{"plain", false, func(l Lease) ([]byte, error) { _, err := s.Acquire(ctx, l); return nil, err }},
+			{"with the record", true, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireOrRecord(ctx, l); return rec, err }},
+			{"in line", false, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireQueued(ctx, l, "w9", false); return rec, err }},
+			{"in line, with the record", true, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireQueued(ctx, l, "w9", true); return rec, err }},
+		} {
+			l := Lease{Key: "reqlock:{args-ask-" + c0.name + "}", Token: "t1", TTL: ttl}
+			if err := c.Set(ctx, l.Key+recordSuffix, "done", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := c0.acquire(l)
+			if err != nil {
+				t.Fatalf("%s: %v", c0.name, err)
+			}
+			took := c.Exists(ctx, l.Key).Val() == 1
+			if got := string(rec) == "done"; got != c0.want || took == c0.want {
+				t.Errorf("%s: record %q, lock taken %v; want the record %v", c0.name, rec, took, c0.want)
+			}
+		}
+		calls.last(t) // forget them
 	})
 
 	t.Run("queued", func(t *testing.T) {
@@ -217,7 +246,7 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 			keys, argv := calls.last(t)
 			if withRecord {
 				equalStrings(t, "keys", keys, keysOf(l.Key, l.Token, l.Key+recordSuffix))
-				equalStrings(t, "argv", argv, []string{l.Token, lease, fence, "", "", "", "1"})
+				equalStrings(t, "argv", argv, []string{l.Token, lease, fence})
 			} else {
 				equalStrings(t, "keys", keys, keysOf(l.Key, l.Token))
 				equalStrings(t, "argv", argv, []string{l.Token, lease, fence})

@@ -116,7 +116,7 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease, withRecord bool)
 // redirects as the cluster client's MaxRedirects allows.
 func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
-	call, args := plainAcquire(l, ttl, fttl, 0, withRecord)
+	call, args := plainAcquire(l, ttl, fttl, withRecord)
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
 	hops := 0 // redirects the cluster client would follow

@@ -16,14 +16,18 @@ import (
 // server that does not know them yet.
 //
 // acquire.lua and release.lua both hand out fences: fence.lua goes ahead of
-// each, and each is sent as one script.
+// each, and each is sent as one script. acquire_record.lua goes ahead of
+// the acquire's, so that a replay returns before fence.lua's functions are
+// even defined.
 var (
 	//go:embed lua/fence.lua
 	fenceLua string
 
+	//go:embed lua/acquire_record.lua
+	acquireRecordLua string
 	//go:embed lua/acquire.lua
 	acquireBody   string
-	acquireLua    = fenceLua + acquireBody
+	acquireLua    = acquireRecordLua + fenceLua + acquireBody
 	acquireScript = redis.NewScript(acquireLua)
 
 	//go:embed lua/release.lua
@@ -125,7 +129,7 @@ func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Gra
 		a.fence, a.remaining, a.record, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
 		ttl, fttl := s.leaseArgs(l.TTL)
-		call, args := plainAcquire(l, ttl, fttl, 0, withRecord)
+		call, args := plainAcquire(l, ttl, fttl, withRecord)
 		a, err = acquireReply(run(ctx, s.d, call, args))
 	}
 	return granted(l, a, err)
@@ -187,20 +191,19 @@ func acquireArgs(l Lease, ttl, fttl any, extra int) []any {
 }
 
 // plainAcquire is the script call and argument list of an attempt that does
-// not wait in line, asking for the key's record too when withRecord; extra
-// slots are left for the caller to append to.
-func plainAcquire(l Lease, ttl, fttl any, extra int, withRecord bool) (scriptCall, []any) {
+// not wait in line, asking for the key's record too when withRecord.
+func plainAcquire(l Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
 	if withRecord {
-		return acquireRecordCall, recordArgs(l, ttl, fttl, extra)
+		return acquireRecordCall, recordArgs(l, ttl, fttl)
 	}
-	return acquireCall, acquireArgs(l, ttl, fttl, extra)
+	return acquireCall, acquireArgs(l, ttl, fttl, 0)
 }
 
 // recordArgs is acquire.lua's argument list that also asks for the key's
-// record.
-func recordArgs(l Lease, ttl, fttl any, extra int) []any {
-	return append(evalArgs(11+extra), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
-		l.Token, ttl, fttl, "", "", "", "1")
+// record: the record's key, last, is the ask (acquire_record.lua).
+func recordArgs(l Lease, ttl, fttl any) []any {
+	return append(evalArgs(7), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
+		l.Token, ttl, fttl)
 }
 
 // queuedArgs is acquire.lua's argument list for a waiter in line; floor is

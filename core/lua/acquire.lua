@@ -3,7 +3,8 @@
 -- KEYS[1]  the lock; its value is the holder's random token
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
 -- KEYS[3]  the token's cancel marker (see cancel.lua)
--- KEYS[4]  optional: the key's recorded result (see release_record.lua)
+-- KEYS[4]  optional: the key's recorded result, looked for before this
+--          script runs (acquire_record.lua)
 -- KEYS[5]  optional: the key's queue of waiters (see release.lua)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
@@ -13,7 +14,7 @@
 -- ARGV[5]  the waiter's id, when the caller waits in line; '' or absent: it
 --          does not
 -- ARGV[6]  with ARGV[5]: the queue's lifetime, in milliseconds
--- ARGV[7]  '1': look for the record in KEYS[4] first
+-- ARGV[7]  with ARGV[5]: '1' to look for the record in KEYS[4] first
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
@@ -21,12 +22,10 @@
 -- of digits above). When someone else holds it: minus the holder's
 -- remaining lease in milliseconds (0: no expiry set); for a waiter
 -- (ARGV[5]), that and the last fence handed out, in a two-element array.
--- With KEYS[4], when a result is recorded there, it returns that record, in
--- a one-element array, and takes nothing: the work the lock guards was done
--- already.
+-- When a result is recorded, acquire_record.lua has returned it already.
 --
 -- The fence arithmetic (less, succ, maxDigits, nextFence, fenceReply) is
--- fence.lua's, sent ahead of this script.
+-- fence.lua's, sent ahead of this script (after acquire_record.lua).
 
 local floor = ARGV[4]
 if floor == '' then
@@ -38,13 +37,6 @@ if waiter == '' then
 end
 if floor and (#floor > maxDigits or not floor:match('^[1-9]%d*$')) then
   return redis.error_reply('ERR reqlock: fence floor must be 1 to 19 digits')
-end
-
-if ARGV[7] == '1' then
-  local record = redis.call('GET', KEYS[4])
-  if record then
-    return { record }
-  end
 end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
