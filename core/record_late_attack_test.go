@@ -1,0 +1,64 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// A record-asking acquire (four keys) whose caller gave up lands late:
+// after someone else ran the work and recorded it, it answers with the
+// record and takes nothing; with no record yet, the cancel marker still
+// stops it.
+func TestAttackCancelledRecordAcquireLandingLate(t *testing.T) {
+	for _, recorded := range []bool{true, false} {
+		name := "no record"
+		if recorded {
+			name = "after the record"
+		}
+		t.Run(name, func(t *testing.T) {
+			px := startProxied(t)
+			l := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+			other := newLocker(core.NewRedisStore(px.direct), core.WithTTL(10*time.Second))
+			ctx := ctxT(t, 20*time.Second)
+			skey, _ := l.StoreKey("k")
+			// Load the script, so that the held EVALSHA runs when it lands.
+			warm, rec, err := l.TryObtainOrRecord(ctx, "warm-up")
+			if err != nil || warm == nil {
+				t.Fatalf("warm-up: %q %v", rec, err)
+			}
+			_ = warm.Release(ctx)
+
+			land := px.holdNext(t)
+			before := px.answered.Load()
+			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if _, _, err := l.TryObtainOrRecord(short, "k"); !errors.Is(err, core.ErrUnavailable) {
+				t.Fatalf("held acquire: %v, want ErrUnavailable", err)
+			}
+			waitFor(t, "the clean-up to run", func() bool { return px.answered.Load() > before })
+			if recorded {
+				recordOnce(t, ctx, other, "k")
+			}
+			land()
+			settle(t, px.direct)
+			if n := px.direct.Exists(ctx, skey).Val(); n != 0 {
+				t.Fatalf("the late record-asking acquire took the lock for nobody, for %v", px.direct.PTTL(ctx, skey).Val())
+			}
+			if recorded {
+				if got := px.direct.Get(ctx, skey+":record").Val(); got != "vdone" {
+					t.Fatalf("record after the late acquire landed: %q", got)
+				}
+				return
+			}
+			lk, rec, err := other.TryObtainOrRecord(ctx, "k")
+			if err != nil || lk == nil || rec != nil {
+				t.Fatalf("next caller: %v %q %v; want the lock", lk, rec, err)
+			}
+			_ = lk.Release(ctx)
+		})
+	}
+}
