@@ -162,17 +162,20 @@ func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool)
 		return 0, 0, nil, 0, err
 	}
 	a, err := acquireReply(evalCmd)
-	if fence, remaining, record = a.fence, a.remaining, a.record; err != nil || fence == 0 {
+	if err != nil {
 		return 0, 0, nil, 0, err
+	}
+	if a.fence == 0 {
+		// Taken (the holder's lease) or done (the record): nothing was
+		// written, so there is nothing for WAIT to count.
+		return 0, a.remaining, a.record, 0, nil
 	}
 	if acks, err = waitCmd.Int64(); err != nil {
-		// The script ran and only WAIT failed: give back a lock it took.
-		if fence > 0 {
-			giveBack(ctx, s, l)
-		}
+		// The script ran and only WAIT failed: give back the lock it took.
+		giveBack(ctx, s, l)
 		return 0, 0, nil, 0, err
 	}
-	return fence, remaining, nil, acks, nil
+	return a.fence, 0, nil, acks, nil
 }
 
 // ackNode is where an acked acquire goes: the client, or one Cluster node.

@@ -14,7 +14,8 @@
 -- ARGV[5]  the waiter's id, when the caller waits in line; '' or absent: it
 --          does not
 -- ARGV[6]  with ARGV[5]: the queue's lifetime, in milliseconds
--- ARGV[7]  with ARGV[5]: '1' to look for the record in KEYS[4] first
+-- ARGV[7]  '1': look for the record in KEYS[4] first (acquire_record.lua);
+--          sent by a waiter, whose KEYS[5] is its line
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
@@ -22,7 +23,8 @@
 -- of digits above). When someone else holds it: minus the holder's
 -- remaining lease in milliseconds (0: no expiry set); for a waiter
 -- (ARGV[5]), that and the last fence handed out, in a two-element array.
--- When a result is recorded, acquire_record.lua has returned it already.
+-- When the record was asked for and is there, acquire_record.lua has
+-- returned it already.
 --
 -- The fence arithmetic (less, succ, maxDigits, nextFence, fenceReply) is
 -- fence.lua's, sent ahead of this script (after acquire_record.lua).

@@ -35,7 +35,7 @@ func recordOnce(t *testing.T, ctx context.Context, l *core.Locker, key string) {
 // the record's key last (four keys) or in line with the flag (five keys),
 // and takes nothing; the calls that do not ask take the lock. Also after
 // SCRIPT FLUSH, when the joined source goes out as EVAL.
-func TestAttackRecordAskedByEveryRecordCall(t *testing.T) {
+func TestRecordAskedByEveryRecordCall(t *testing.T) {
 	for _, flush := range []bool{false, true} {
 		name := "cached"
 		if flush {
@@ -118,7 +118,7 @@ func TestAttackRecordAskedByEveryRecordCall(t *testing.T) {
 
 // A waiter in line that asks for the record gets it when the holder it
 // waited for records its result: its polls carry the flag (five keys).
-func TestAttackWaiterInLineGetsTheRecordWritten(t *testing.T) {
+func TestWaiterInLineGetsTheRecordWritten(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	l := newLocker(core.NewRedisStore(c), core.WithTTL(2*time.Second))
 	ctx := ctxT(t, 20*time.Second)
@@ -152,7 +152,7 @@ func TestAttackWaiterInLineGetsTheRecordWritten(t *testing.T) {
 
 // The same on a Cluster: the record's key shares the lock's slot, and both
 // layouts go to the key's master, also after the scripts were flushed.
-func TestAttackRecordAskedOnCluster(t *testing.T) {
+func TestRecordAskedOnCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	cc := cl.Client(t)
 	l := newLocker(core.NewRedisStore(cc), core.WithTTL(2*time.Second))
@@ -177,13 +177,11 @@ func TestAttackRecordAskedOnCluster(t *testing.T) {
 	}
 }
 
-// With WithReplicaAcks, an acquire that asks for the record goes through
-// the acked path (evalThenWait). A key whose work was done must answer
-// with its record there too. It does not: evalThenWait returns a nil
-// record (and a zero remaining lease) whenever the script took nothing, so
-// the record is reported as "taken", with no holder, and Once can never
-// replay it.
-func TestAttackReplicaAcksReturnTheRecord(t *testing.T) {
+// With WithReplicaAcks an acquire goes through the acked path
+// (evalThenWait), and what the script says without taking anything still
+// reaches the caller: a key whose work was done answers with its record,
+// and Once replays it; a key that is held reports its holder's lease.
+func TestReplicaAcksReturnTheRecordAndTheLease(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := ctxT(t, 20*time.Second)
 	// The record is written without acks: no replica here would ack it.
@@ -195,8 +193,7 @@ func TestAttackReplicaAcksReturnTheRecord(t *testing.T) {
 		_ = lk.Release(ctx)
 	}
 	if err != nil || string(rec) != "vdone" {
-		t.Errorf("TryObtainOrRecord with replica acks, on a key with a record: record %q, %v; "+
-			"want the record (evalThenWait drops the record the script returned)", rec, err)
+		t.Errorf("TryObtainOrRecord with replica acks, on a key with a record: record %q, %v; want the record", rec, err)
 	}
 
 	short, cancel := context.WithTimeout(ctx, time.Second)
@@ -205,7 +202,17 @@ func TestAttackReplicaAcksReturnTheRecord(t *testing.T) {
 		return nil, errors.New("fn ran again")
 	})
 	if err != nil || string(out.Value) != "done" {
-		t.Errorf("Once with replica acks, on a key with a record: %q, %v; "+
-			"want the recorded value (the acked acquire never reports the record, so Once waits for a holder that is not there)", out.Value, err)
+		t.Errorf("Once with replica acks, on a key with a record: %q, %v; want the recorded value", out.Value, err)
+	}
+
+	holder, err := newLocker(core.NewRedisStore(c), core.WithTTL(10*time.Second)).TryObtain(ctx, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Release(ctx) }()
+	_, err = acked.TryObtain(ctx, "held")
+	var taken *core.NotObtainedError
+	if !errors.As(err, &taken) || taken.Remaining < 5*time.Second || taken.Remaining > 10*time.Second {
+		t.Errorf("TryObtain with replica acks on a held key: %v; want not obtained with the holder's lease left", err)
 	}
 }

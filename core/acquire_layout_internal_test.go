@@ -10,7 +10,7 @@ import (
 
 // Every acquire, asking for the record or not, sends one and the same
 // script (the record look-up first), so one SHA serves all three layouts.
-func TestAttackAcquireLayoutsShareOneScript(t *testing.T) {
+func TestAcquireLayoutsShareOneScript(t *testing.T) {
 	if !strings.HasPrefix(acquireLua, acquireRecordLua+fenceLua) || !strings.HasSuffix(acquireLua, acquireBody) {
 		t.Fatal("acquireLua is not acquire_record.lua + fence.lua + acquire.lua")
 	}
@@ -26,7 +26,7 @@ func TestAttackAcquireLayoutsShareOneScript(t *testing.T) {
 // for the record: its floors still meet the check, plain and in line.
 // A waiter that asked with a bad floor would get the record instead of
 // the error; nothing sends that.
-func TestAttackFloorStillCheckedWhereSent(t *testing.T) {
+func TestFloorStillCheckedWhereSent(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := t.Context()
 	l := Lease{Key: "reqlock:{floor-check}", Token: "t", TTL: time.Second}

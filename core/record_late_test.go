@@ -13,7 +13,7 @@ import (
 // after someone else ran the work and recorded it, it answers with the
 // record and takes nothing; with no record yet, the cancel marker still
 // stops it.
-func TestAttackCancelledRecordAcquireLandingLate(t *testing.T) {
+func TestCancelledRecordAcquireLandingLate(t *testing.T) {
 	for _, recorded := range []bool{true, false} {
 		name := "no record"
 		if recorded {

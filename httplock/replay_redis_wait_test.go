@@ -18,7 +18,7 @@ import (
 // run of its key is answered with that run's recorded response: its polls
 // in line ask for the record (the flag, five keys), and a later request
 // finds it at once (the record's key last, four keys).
-func TestAttackReplayWaitOnRedis(t *testing.T) {
+func TestReplayWaitOnRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	c := redis.NewClient(redistest.ClientOptions(srv.Addr))
 	t.Cleanup(func() { _ = c.Close() })
