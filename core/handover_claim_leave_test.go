@@ -50,7 +50,7 @@ func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 	via := redis.NewClient(redistest.ClientOptions(p.Addr()))
 	t.Cleanup(func() { _ = via.Close() })
 	polls := newAnsweredPolls()
-	via.AddHook(polls)
+	via.AddHook(polls.hook())
 	warmPool(t, via, 4)
 	direct := srv.Client(t)
 	ctx := ctxT(t, 30*time.Second)

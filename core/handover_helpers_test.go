@@ -3,32 +3,29 @@ package core_test
 import (
 	"context"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/core"
 )
 
 // answeredPolls tells, on a channel, when each acquire of a waiter in line
-// got its answer.
+// got its answer; hook is what the waiter's client adds.
 type answeredPolls struct{ at chan time.Time }
 
 func newAnsweredPolls() *answeredPolls { return &answeredPolls{at: make(chan time.Time, 64)} }
 
-func (p *answeredPolls) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (p *answeredPolls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
+func (p *answeredPolls) hook() commandHook {
+	return commandHook{answered: func(cmd redis.Cmder, err error) {
 		if err == nil && isLineAcquire(cmd) {
 			select {
 			case p.at <- time.Now():
 			default:
 			}
 		}
-		return err
-	}
-}
-func (p *answeredPolls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	}}
 }
 
 // isLineAcquire reports whether cmd is acquire.lua for a waiter: its five
@@ -62,4 +59,39 @@ func (p *answeredPolls) drain() {
 			return
 		}
 	}
+}
+
+// pollScene is a holder on px's direct client and a waiter over its proxy,
+// both with lease ttl, the waiter's answered polls counted.
+type pollScene struct {
+	px             proxied
+	holder, waiter *core.Locker
+	polls          *answeredPolls
+	skey           string // "k"'s store key
+}
+
+func newPollScene(px proxied, ttl time.Duration) pollScene {
+	s := pollScene{px: px, polls: newAnsweredPolls()}
+	px.via.AddHook(s.polls.hook())
+	s.holder = newLocker(core.NewRedisStore(px.direct), core.WithTTL(ttl))
+	s.waiter = newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	s.skey, _ = s.holder.StoreKey("k")
+	return s
+}
+
+// handOverAfterPoll puts the waiter in line behind first, the holder's lock
+// on "k", and releases first right after one of the waiter's polls was
+// answered: the hand-off the waiter then runs under has as much time left
+// as it can have. It returns the waiter's lock.
+func (s pollScene) handOverAfterPoll(t *testing.T, ctx context.Context, first *core.Lock) *core.Lock {
+	t.Helper()
+	got := obtainAsync(ctx, s.waiter, "k")
+	waitFor(t, "the waiter to stand in line", func() bool { return s.px.direct.LLen(ctx, s.skey+":q").Val() == 1 })
+	s.polls.drain()
+	if !s.polls.nextPoll(5 * time.Second) {
+		t.Fatal("the waiter did not poll")
+	}
+	lk := handOver(t, ctx, first, got)
+	t.Logf("obtained under token %q", lk.Token())
+	return lk
 }

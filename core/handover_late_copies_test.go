@@ -24,7 +24,7 @@ func resendingClient(t *testing.T, p *faultproxy.Proxy, readTimeout time.Duratio
 	via := redis.NewClient(opts)
 	t.Cleanup(func() { _ = via.Close() })
 	polls := newAnsweredPolls()
-	via.AddHook(polls)
+	via.AddHook(polls.hook())
 	if err := via.Ping(ctxT(t, 5*time.Second)).Err(); err != nil {
 		t.Fatal(err)
 	}

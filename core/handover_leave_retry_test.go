@@ -13,22 +13,17 @@ import (
 	"github.com/reqlock/reqlock/internal/faultproxy"
 )
 
-// leaveErrors reports, on a channel, the outcome of each Leave over a
-// client that resends.
-type leaveErrors struct{ ch chan error }
-
-func (h leaveErrors) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h leaveErrors) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
+// leaveErrors reports, on ch, the outcome of each Leave over a client that
+// resends.
+func leaveErrors(ch chan error) commandHook {
+	return commandHook{answered: func(cmd redis.Cmder, err error) {
 		if isLeave(cmd) {
 			select {
-			case h.ch <- err:
+			case ch <- err:
 			default:
 			}
 		}
-		return err
-	}
+	}}
 }
 
 // isLeave reports whether cmd is release.lua with a marker for a waiter's
@@ -46,10 +41,6 @@ func isLeave(cmd redis.Cmder) bool {
 	return strings.HasSuffix(line, ":q") && strings.Contains(marker, ":cancel:~") && leaving != ""
 }
 
-func (h leaveErrors) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // A waiter's poll times out and go-redis resends it; the resent copy is
 // turned away and the waiter goes on waiting. Its caller then gives up,
 // while the link drops everything: the Leave, with its marker for the
@@ -62,8 +53,8 @@ func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	wctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	leaves := leaveErrors{ch: make(chan error, 4)}
-	s := standInLine(t, ctx, wctx, 300*time.Millisecond, leaves)
+	leaves := make(chan error, 4)
+	s := standInLine(t, ctx, wctx, 300*time.Millisecond, leaveErrors(leaves))
 
 	h := s.proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
@@ -85,7 +76,7 @@ func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
 		t.Fatalf("the waiter's Obtain: %v, want ErrNotObtained", got.err)
 	}
 	select {
-	case err := <-leaves.ch:
+	case err := <-leaves:
 		if err == nil {
 			t.Fatal("the Leave went through the dropped link")
 		}

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 )
 
@@ -23,17 +22,13 @@ func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 		ttl    = 3 * time.Second
 		oneWay = 50 * time.Millisecond
 	)
-	holder := newLocker(core.NewRedisStore(px.direct), core.WithTTL(ttl))
-	polls := newAnsweredPolls()
-	px.via.AddHook(polls)
-	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
-	skey, _ := holder.StoreKey("k")
+	s := newPollScene(px, ttl)
 
 	px.proxy.Delay(faultproxy.Upstream, oneWay)
 	px.proxy.Delay(faultproxy.Downstream, oneWay)
 	// The waiter's Locker has held a lock on this link before: scripts
 	// loaded, its round trip known.
-	warm, err := waiter.TryObtain(ctx, "warm-up")
+	warm, err := s.waiter.TryObtain(ctx, "warm-up")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,26 +37,18 @@ func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 	}
 	_ = warm.Release(ctx)
 
-	first, err := holder.Obtain(ctx, "k")
+	first, err := s.holder.Obtain(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wGot := obtainAsync(ctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return px.direct.LLen(ctx, skey+":q").Val() == 1 })
-	polls.drain()
-	if !polls.nextPoll(5 * time.Second) {
-		t.Fatal("the waiter did not poll")
-	}
-	// The holder releases as its waiter's poll is answered.
-	lk := handOver(t, ctx, first, wGot)
-	t.Logf("obtained under token %q", lk.Token())
+	lk := s.handOverAfterPoll(t, ctx, first)
 
 	select {
 	case <-lk.Lost():
 		time.Sleep(2 * oneWay) // the renewal has landed by now
 		t.Fatalf("the lock a waiter took over was declared lost on a healthy link with a %v round trip; "+
 			"Redis still has it for its token: %v, for another %v",
-			2*oneWay, px.direct.Get(ctx, skey).Val() == lk.Token(), px.direct.PTTL(ctx, skey).Val())
+			2*oneWay, px.direct.Get(ctx, s.skey).Val() == lk.Token(), px.direct.PTTL(ctx, s.skey).Val())
 	case <-time.After(ttl):
 	}
 }

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 )
 
@@ -27,15 +25,11 @@ func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
 	px := startProxied(t)
 	ctx := ctxT(t, 20*time.Second)
 	const ttl = 3 * time.Second
-	holder := newLocker(core.NewRedisStore(px.direct), core.WithTTL(ttl))
-	polls := newAnsweredPolls()
-	px.via.AddHook(polls)
-	var renewals sentExtends
-	px.via.AddHook(&renewals)
-	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
-	skey, _ := holder.StoreKey("k")
+	s := newPollScene(px, ttl)
+	var renewals atomic.Int64
+	px.via.AddHook(sentExtends(&renewals))
 
-	first, err := holder.Obtain(ctx, "k")
+	first, err := s.holder.Obtain(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +37,7 @@ func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
 	if err := first.Refresh(ctx, ttl); err != nil {
 		t.Fatal(err)
 	}
-	wGot := obtainAsync(ctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return px.direct.LLen(ctx, skey+":q").Val() == 1 })
-	// Release right after one of the waiter's polls: the hand-off it runs
-	// under has as much time left as it can have.
-	polls.drain()
-	if !polls.nextPoll(5 * time.Second) {
-		t.Fatal("the waiter did not poll")
-	}
-	lk := handOver(t, ctx, first, wGot)
-	t.Logf("obtained under token %q", lk.Token())
+	lk := s.handOverAfterPoll(t, ctx, first)
 
 	// The next command the waiter's client sends is the lock's first
 	// renewal: it is stuck on its connection until the client gives up on it.
@@ -78,26 +63,19 @@ func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the stuck renewal has landed by now
 		t.Fatalf("the handed-over lock was declared lost after one stuck renewal while Redis was healthy: "+
 			"%d renewal round trip(s) sent in all; value ours: %v, PTTL %v",
-			renewals.n.Load(), px.direct.Get(ctx, skey).Val() == lk.Token(), px.direct.PTTL(ctx, skey).Val())
+			renewals.Load(), px.direct.Get(ctx, s.skey).Val() == lk.Token(), px.direct.PTTL(ctx, s.skey).Val())
 	case <-time.After(ttl):
 	}
 }
 
-// sentExtends counts the renewals (extend.lua calls) a client sends.
-type sentExtends struct{ n atomic.Int64 }
-
-func (s *sentExtends) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (s *sentExtends) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+// sentExtends counts, in n, the renewals (extend.lua calls) a client sends.
+func sentExtends(n *atomic.Int64) commandHook {
+	return commandHook{sent: func(cmd redis.Cmder) {
 		// extend.lua: two keys, the lock and its fence counter.
 		if args := cmd.Args(); len(args) == 8 && fmt.Sprint(args[2]) == "2" {
 			if k, _ := args[4].(string); strings.HasSuffix(k, ":fence") {
-				s.n.Add(1)
+				n.Add(1)
 			}
 		}
-		return next(ctx, cmd)
-	}
-}
-func (s *sentExtends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	}}
 }

@@ -14,23 +14,16 @@ import (
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-// lineCalls counts the scripts a client sends that name a key's line: the
-// acquires of a waiter, and releases (not renewals).
-type lineCalls struct{ n atomic.Int64 }
-
-func (s *lineCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (s *lineCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+// lineCalls counts, in n, the scripts a client sends that name a key's line:
+// the acquires of a waiter, and releases (not renewals).
+func lineCalls(n *atomic.Int64) commandHook {
+	return commandHook{sent: func(cmd redis.Cmder) {
 		for _, a := range cmd.Args() {
 			if k, ok := a.(string); ok && strings.HasSuffix(k, ":q") {
-				s.n.Add(1)
+				n.Add(1)
 			}
 		}
-		return next(ctx, cmd)
-	}
-}
-func (s *lineCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	}}
 }
 
 type obtained struct {
@@ -90,8 +83,8 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
 	const ttl = 3 * time.Second
 	holder := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
 	bClient := newClient()
-	var bCalls lineCalls
-	bClient.AddHook(&bCalls)
+	var bCalls atomic.Int64
+	bClient.AddHook(lineCalls(&bCalls))
 	b := newLocker(core.NewRedisStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
 	c := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
 	skey, _ := holder.StoreKey("k")
@@ -106,7 +99,10 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
 	cGot := obtainAsync(ctx, c, "k")
 	waitFor(t, "c to stand in line behind b", func() bool { return observer.LLen(ctx, skey+":q").Val() == 2 })
 
-	before := bCalls.n.Load()
+	before := bCalls.Load()
+	if before == 0 {
+		t.Fatal("b's acquire that joined the line was not counted: the count below would prove nothing")
+	}
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +111,7 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
 		t.Fatal(got.err)
 	}
 	lk := got.lk
-	if n := bCalls.n.Load() - before; n != 0 {
+	if n := bCalls.Load() - before; n != 0 {
 		t.Fatalf("b sent %d acquires between the release and holding the lock, want 0", n)
 	}
 	if !strings.HasPrefix(lk.Token(), "~") || lk.Fence() <= first.Fence() {

@@ -29,23 +29,6 @@ type proxied struct {
 	answered *atomic.Int64
 }
 
-// answeredHook counts the commands a client got an answer to.
-type answeredHook struct{ n *atomic.Int64 }
-
-func (h answeredHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h answeredHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if err == nil {
-			h.n.Add(1)
-		}
-		return err
-	}
-}
-func (h answeredHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 func startProxied(t *testing.T) proxied {
 	t.Helper()
 	srv := redistest.Start(t)
@@ -58,7 +41,11 @@ func startProxied(t *testing.T) proxied {
 		t.Fatal(err)
 	}
 	px := proxied{proxy: p, via: via, direct: srv.Client(t), answered: new(atomic.Int64)}
-	via.AddHook(answeredHook{px.answered})
+	via.AddHook(commandHook{answered: func(_ redis.Cmder, err error) {
+		if err == nil {
+			px.answered.Add(1)
+		}
+	}})
 	return px
 }
 

@@ -1,0 +1,34 @@
+package core_test
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// commandHook is a go-redis hook that shows a test each command a client
+// sends on its own (pipelines pass by): sent as it goes out, answered with
+// its outcome. Either may be nil.
+type commandHook struct {
+	sent     func(redis.Cmder)
+	answered func(redis.Cmder, error)
+}
+
+func (h commandHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h commandHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.sent != nil {
+			h.sent(cmd)
+		}
+		err := next(ctx, cmd)
+		if h.answered != nil {
+			h.answered(cmd, err)
+		}
+		return err
+	}
+}
+
+func (h commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
