@@ -84,7 +84,7 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
 	holder := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
 	bClient := newClient()
 	var bCalls atomic.Int64
-	bClient.AddHook(lineCalls(&bCalls))
+	addCommandHook(t, ctx, bClient, lineCalls(&bCalls))
 	b := newLocker(core.NewRedisStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
 	c := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
 	skey, _ := holder.StoreKey("k")

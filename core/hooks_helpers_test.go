@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,4 +32,22 @@ func (h commandHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// addCommandHook adds h where it sees the store's scripts: on a Cluster,
+// to each node's client, since RedisStore sends its scripts straight to the
+// key's master and hooks on the ClusterClient itself do not see them.
+func addCommandHook(t *testing.T, ctx context.Context, c redis.UniversalClient, h redis.Hook) {
+	t.Helper()
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		c.AddHook(h)
+		return
+	}
+	if err := cc.ForEachShard(ctx, func(_ context.Context, node *redis.Client) error {
+		node.AddHook(h)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
