@@ -23,7 +23,14 @@ var (
 	// time; read against this floor, a figure shows what reqlock adds
 	// beyond that envelope.
 	scriptedSetNXScript = redis.NewScript(`return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])`)
+
+	// scriptedGetScript is the least a one-script replay hit can do: fetch
+	// the record, and nothing else, from a script sent the hit's keys and
+	// arguments.
+	scriptedGetScript = redis.NewScript(scriptedGetSource)
 )
+
+const scriptedGetSource = `return redis.call('GET', KEYS[4])`
 
 // FloorSetNX is the floor's acquire: a bare SET key token NX PX.
 func FloorSetNX(ctx context.Context, c redis.UniversalClient, key string) error {
@@ -38,4 +45,14 @@ func FloorScriptedSetNX(ctx context.Context, c redis.UniversalClient, key string
 // FloorRelease is the floors' release, after either acquire.
 func FloorRelease(ctx context.Context, c redis.UniversalClient, key string) error {
 	return floorReleaseScript.Run(ctx, c, []string{key}, floorToken).Err()
+}
+
+// FloorScriptedGet is the scripted floor of a replay hit: scriptedGetScript,
+// sent as the store sends its acquire (run), with the keys and arguments
+// of the acquire of storeKey that asks for its record (recordArgs).
+func FloorScriptedGet(ctx context.Context, c redis.UniversalClient, storeKey string) ([]byte, error) {
+	l := Lease{Key: storeKey, Token: newToken(), TTL: DefaultTTL}
+	call := newScriptCall(scriptedGetScript, scriptedGetSource, 4)
+	v, err := run(ctx, c, call, recordArgs(l, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds())).Text()
+	return []byte(v), err
 }
