@@ -36,7 +36,9 @@ type ReplayBuild func(l *core.Locker, locked bool, replay *httplock.ReplayConfig
 //     acquire returns the record), against "get", a bare GET of a value as
 //     long as that record on the same Redis, and "bare", the router without
 //     the middleware: (hit − bare)/get is what a replay costs beside
-//     fetching its bytes; the bar is 1.3. Redis only. What a hit adds is
+//     fetching its bytes; the bar is 1.3. Redis only. "ratio-layers" times
+//     the same loop with "core-hit" beside it, the Locker finding the
+//     record, and reports what the framework and the middleware add to it. What a hit adds is
 //     mostly server time: the replay is found by the acquire script, so
 //     that a request that finds none has the lock in the same round trip.
 //
@@ -83,6 +85,20 @@ func BenchReplay(b *testing.B, build ReplayBuild) {
 				b.ReportMetric(hit/get, "hit/get")
 				b.ReportMetric((hit-bare)/get, "overhead/get")
 			})
+			// The hit's layers: the same loop with the core's part of it, the
+			// Locker finding the record, timed beside it.
+			hitKey := benchLockKey(b, l, be, "hit")
+			coreHit := benchratio.Cycle{Name: "core-hit", Run: func() {
+				if lk, rec, err := l.TryObtainOrRecord(context.Background(), hitKey); err != nil || lk != nil || rec == nil {
+					b.Fatalf("core hit: lock %v, record %v, %v", lk, rec != nil, err)
+				}
+			}}
+			b.Run("ratio-layers", func(b *testing.B) {
+				ns := benchratio.Measure(b, append(hitCycles(b), coreHit)...)
+				get, bare, hit, core := ns[0], ns[1], ns[2], ns[3]
+				b.ReportMetric(core/get, "core-hit/get")
+				b.ReportMetric(hit-core-bare, "http-layer-ns")
+			})
 		})
 	}
 }
@@ -105,6 +121,26 @@ func getFloor(b *testing.B, be Backend) func(*testing.B) {
 			b.Fatalf("GET: %d bytes, %v", len(v), err)
 		}
 	}
+}
+
+// benchLockKey is the Locker key of the benchmark request with this
+// Idempotency-Key, which has a record: the user joined with the key, in the
+// route's default scope, whose template the frameworks spell with braces
+// (net/http, Echo v5) or with colons (Gin, Echo v4).
+func benchLockKey(b *testing.B, l *core.Locker, be Backend, idempotencyKey string) string {
+	joined := "5:alice" + strconv.Itoa(len(idempotencyKey)) + ":" + idempotencyKey
+	for _, route := range []string{BenchPath, ColonPath(BenchPath)} {
+		key := httplock.LockKey(httplock.DefaultScope(http.MethodPost, route), joined)
+		skey, err := l.StoreKey(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, _ := be.Client.Exists(context.Background(), skey+":record").Result(); n == 1 {
+			return key
+		}
+	}
+	b.Fatalf("no record under the lock keys a %s request with Idempotency-Key %q can have", BenchPath, idempotencyKey)
+	return ""
 }
 
 func serveReplay(b *testing.B, h http.Handler, key string, replayed bool) {
