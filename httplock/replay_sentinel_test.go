@@ -55,14 +55,17 @@ func TestReplayAcrossSentinelFailover(t *testing.T) {
 	if status != http.StatusCreated || runs.Load() != 1 {
 		t.Fatalf("first request: %d %q, %d runs", status, first, runs.Load())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	old, err := sn.Master(ctx)
+	probe, cancelProbe := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelProbe()
+	old, err := sn.Master(probe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	promoted := sn.Failover(t)
-	old.Kill() // whatever answers now is the promoted master
+	promoted := sn.Failover(t) // bounded by its own deadline
+	old.Kill()                 // whatever answers now is the promoted master
+	// The retries' bound starts after the failover, however long it took.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	if n, err := promoted.Client(t).Exists(ctx, mustRecordKey(t, "pay-1")).Result(); err != nil || n != 1 {
 		t.Fatalf("the promoted master has %d records for the key (%v); the record's write was acked by it", n, err)
 	}
