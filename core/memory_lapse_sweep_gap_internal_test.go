@@ -1,0 +1,98 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A sweep drops the entries of two lapsed keys under the store's mutex and
+// tells their holders one by one after letting go of it. While the first
+// holder is being told (its loss's telemetry is slow, as in
+// TestMemoryLapseKeyTakenBeforeLapseRegistered), the other swept key is
+// free in the store: a third caller takes it and holds it while that key's
+// last holder's Lost is still open. The store's promise is that a lapsed
+// holder is told before another caller gets the lock.
+func TestMemoryLapseSweptKeyTakenWhileSweepStillTelling(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryStore()
+
+	var mu sync.Mutex
+	ends := 0
+	telling := make(chan struct{}) // the sweeping acquire sits in the first loss's telemetry
+	letGo := make(chan struct{})
+	gate := heldGate{onAdd: func(v int64) {
+		if v > 0 {
+			return
+		}
+		mu.Lock()
+		ends++
+		first := ends == 1
+		mu.Unlock()
+		if first {
+			close(telling)
+			<-letGo
+		}
+	}}
+	holder := NewLocker(st, WithTTL(30*time.Millisecond), WithoutWatchdog(), quietLogger(),
+		WithTelemetry(Telemetry{MeterProvider: heldGateProvider{meter: heldGateMeter{held: gate}}}))
+	other := NewLocker(st, quietLogger())
+
+	// Fillers bring the map one short of its sweep size with the two
+	// lapsing keys in it.
+	for i := range minSweep - 3 {
+		if _, err := st.Acquire(ctx, Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locks := map[string]*Lock{}
+	for _, k := range []string{"a", "b"} {
+		lk, err := holder.TryObtain(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder.dog.mu.Lock()
+		lk.validUntil = time.Now().Add(time.Hour) // the holder's timer will not say it
+		holder.dog.mu.Unlock()
+		locks[k] = lk
+	}
+	release := sync.OnceFunc(func() { close(letGo) })
+	defer func() {
+		release()
+		for _, lk := range locks {
+			_ = lk.Release(ctx)
+		}
+	}()
+	time.Sleep(60 * time.Millisecond) // past both leases in the store
+
+	// A new key brings the map to its sweep size: the sweep drops "a" and
+	// "b" and tells their holder, one at a time.
+	sweeping := tryAsync(other, "c")
+	<-telling
+	later := "b" // the key whose holder has not been told yet
+	select {
+	case <-locks["b"].Lost():
+		later = "a"
+	default:
+	}
+	third, err := other.TryObtain(ctx, later)
+	if err != nil {
+		t.Fatalf("the swept key %q was not free: %v", later, err)
+	}
+	held := true
+	select {
+	case <-locks[later].Lost():
+		held = false
+	default:
+	}
+	release()
+	_ = third.Release(ctx)
+	if r := <-sweeping; r.err == nil {
+		_ = r.lk.Release(ctx)
+	}
+	if held {
+		t.Errorf("another caller holds %q and its lapsed holder's Lost has not fired", later)
+	}
+}
