@@ -1,0 +1,65 @@
+package core
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Delete of a key whose lease ran out drops the entry under the store's
+// mutex and tells the lapsed holder only after letting go of it. A caller
+// queued on that mutex takes the key in between and holds it while the
+// lapsed holder's Lost is still open. Here the scheduler is pinned to one P
+// and the mutex is made to hand over in order (Delete, then the caller), so
+// that the caller runs as soon as Delete lets go.
+func TestMemoryLapseDeletedKeyTakenBeforeHolderIsTold(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	st := NewMemoryStore()
+	holder, lk := lapsingHolder(t, st, 30*time.Millisecond)
+	skey, _ := holder.StoreKey("k")
+	other := NewLocker(st, quietLogger())
+	time.Sleep(60 * time.Millisecond) // past the store's lease
+
+	type taken struct {
+		lk       *Lock
+		err      error
+		lostThen bool // the lapsed holder's Lost had fired when the caller got the key
+	}
+	got := make(chan taken, 1)
+	deleted := make(chan struct{})
+	st.mu.Lock()
+	go func() {
+		st.Delete(skey)
+		close(deleted)
+	}()
+	time.Sleep(3 * time.Millisecond) // Delete waits for the mutex
+	go func() {
+		next, err := other.TryObtain(ctx, "k")
+		r := taken{lk: next, err: err}
+		select {
+		case <-lk.Lost():
+			r.lostThen = true
+		default:
+		}
+		got <- r
+	}()
+	time.Sleep(3 * time.Millisecond) // and the caller behind it
+	// Let Delete find the mutex taken after a long wait: it turns the mutex
+	// to handing over in order, Delete, then the caller.
+	st.mu.Unlock()
+	st.mu.Lock()
+	time.Sleep(3 * time.Millisecond)
+	st.mu.Unlock()
+
+	r := <-got
+	<-deleted
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer func() { _ = r.lk.Release(ctx) }()
+	if !r.lostThen {
+		t.Error("another caller got the deleted key while its lapsed holder's Lost had not fired")
+	}
+}
