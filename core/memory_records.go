@@ -1,9 +1,6 @@
 package core
 
-import (
-	"bytes"
-	"time"
-)
+import "time"
 
 // DefaultMemoryRecordBytes bounds the records a MemoryStore keeps.
 const DefaultMemoryRecordBytes = 64 << 20
@@ -46,7 +43,9 @@ func (r *memoryRecords) put(key string, value []byte, expires, now time.Time) {
 	}
 	r.drop(key)
 	r.seq++
-	r.byKey[key] = memoryRecord{value: bytes.Clone(value), expires: expires, seq: r.seq}
+	// Never nil, even for an empty record: a nil record is how an acquire
+	// says there is none (see Recorder).
+	r.byKey[key] = memoryRecord{value: append(make([]byte, 0, len(value)), value...), expires: expires, seq: r.seq}
 	r.order = append(r.order, recordRef{key, r.seq})
 	r.bytes += len(key) + len(value)
 	r.evict(now)

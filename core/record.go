@@ -23,7 +23,8 @@ var ErrNoRecords = errors.New("reqlock: the store does not keep records (RedisSt
 // Recorder is implemented by stores that keep records.
 type Recorder interface {
 	// AcquireOrRecord is Acquire that, when the key has a record, returns it
-	// (and a zero Grant) instead of taking the lock.
+	// (and a zero Grant) instead of taking the lock. A record is never nil,
+	// even an empty one: nil says there is none.
 	AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error)
 	// ReleaseRecording writes record for the key, kept for retention, and
 	// releases the lock, only if token still holds it; ErrNotHeld when it
