@@ -108,11 +108,15 @@ func (c *capture) settle() { c.start(http.StatusOK) }
 func (c *capture) Header() http.Header { return c.w.Header() }
 
 func (c *capture) WriteHeader(code int) {
-	c.w.WriteHeader(code)
-	// 1xx other than 101 are interim: the final status is still to come.
+	// The headers are noted before the writer beneath sees the status: an
+	// outer writer may add its own as the status goes out (a compression
+	// middleware its Content-Encoding), and those label its bytes, not the
+	// handler's. 1xx other than 101 are interim: the final status is still
+	// to come.
 	if c.lazy == nil && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		c.start(code)
 	}
+	c.w.WriteHeader(code)
 }
 
 // Write keeps the handler's bytes even if the client is gone: the record is
