@@ -44,14 +44,35 @@ func lapseFrom(ctx context.Context) *lapseTarget {
 	return t
 }
 
+// lapsedLock is a lock its store marked lost under the store's mutex, for
+// the rest of the loss (the watchdog, telemetry, the log) once the store has
+// let go of its mutex.
+type lapsedLock struct {
+	dog *watchdog
+	lk  *Lock
+}
+
 // fire marks the lock lost if it is bound, and otherwise has bind do it.
 // Either sees the other's write, so the lock is marked at least once, and
-// marking is idempotent.
-func (t *lapseTarget) fire() {
+// marking is idempotent. The store calls it under its mutex, so that the
+// mark is made before any other caller can be granted the key: marking
+// takes only the Lock's own mutex and cancels its contexts, and touches
+// neither the store nor the watchdog. ok says this call marked it: the
+// caller then finishes the loss with finishLapses, after the mutex.
+func (t *lapseTarget) fire() (l lapsedLock, ok bool) {
 	t.fired.Store(true)
-	if lk := t.lk.Load(); lk != nil {
-		t.dog.lapsed(lk)
+	if lk := t.lk.Load(); lk != nil && lk.markLost() {
+		return lapsedLock{dog: t.dog, lk: lk}, true
 	}
+	return lapsedLock{}, false
+}
+
+// fireInto fires t and adds the lock it marked, if any, to lapsed.
+func (t *lapseTarget) fireInto(lapsed []lapsedLock) []lapsedLock {
+	if l, ok := t.fire(); ok {
+		lapsed = append(lapsed, l)
+	}
+	return lapsed
 }
 
 // bind ties t to lk, the lock made from its grant. lk is watched already,
@@ -70,10 +91,10 @@ func (t *lapseTarget) bind(lk *Lock) {
 // unbind lets lk go: it is released or lost already.
 func (t *lapseTarget) unbind() { t.lk.Store(nil) }
 
-// fireAll fires each target; the store calls it once it has let go of its
-// mutex, and before it answers.
-func fireAll(ts []*lapseTarget) {
-	for _, t := range ts {
-		t.fire()
+// finishLapses finishes the losses fire marked; the store calls it once it
+// has let go of its mutex, and before it answers.
+func finishLapses(lapsed []lapsedLock) {
+	for _, l := range lapsed {
+		l.dog.afterLapse(l.lk)
 	}
 }

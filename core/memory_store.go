@@ -86,16 +86,17 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 	s.mu.Lock()
 	g, lapsed, err := s.acquireLocked(l, "", lapseFrom(ctx), now)
 	s.mu.Unlock()
-	fireAll(lapsed)
+	finishLapses(lapsed)
 	return g, err
 }
 
 // acquireLocked is Acquire for waiter ("" for none), as acquire.lua: a lock
 // handed to waiter is taken; a waiter that finds it taken joins the line.
-// The grant carries lapse, when not nil. The caller holds mu, and fires
-// lapsed once it has let go of mu and before it answers: holders whose lease
-// ran out on this key (taken now) or on others (swept).
-func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, now time.Time) (g Grant, lapsed []*lapseTarget, err error) {
+// The grant carries lapse, when not nil. Holders whose lease ran out on
+// this key (taken now) or on others (swept) are marked lost here, under mu,
+// before anyone can be granted those keys; the caller holds mu, and
+// finishes lapsed once it has let go of it and before it answers.
+func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, now time.Time) (g Grant, lapsed []lapsedLock, err error) {
 	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
 		(waiter == "" || cur.token != reservedFor(waiter)) {
 		if waiter != "" {
@@ -118,7 +119,7 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, 
 	}
 	if cur.token != l.Token {
 		if cur.lapse != nil {
-			lapsed = append(lapsed, cur.lapse)
+			lapsed = cur.lapse.fireInto(lapsed)
 		}
 		cur.lapse = lapse
 	}
@@ -133,13 +134,14 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, 
 
 // sweep drops expired entries. It runs when the map has doubled since the
 // last sweep, so its cost per Acquire stays constant.
-// The holders of the entries it drops lapsed: they are added to lapsed.
-func (s *MemoryStore) sweep(now time.Time, lapsed []*lapseTarget) []*lapseTarget {
+// The holders of the entries it drops lapsed: they are marked lost, and
+// added to lapsed.
+func (s *MemoryStore) sweep(now time.Time, lapsed []lapsedLock) []lapsedLock {
 	for k, v := range s.locks {
 		if !now.Before(v.expires) {
 			delete(s.locks, k)
 			if v.lapse != nil {
-				lapsed = append(lapsed, v.lapse)
+				lapsed = v.lapse.fireInto(lapsed)
 			}
 		}
 	}
@@ -209,8 +211,10 @@ func (s *MemoryStore) Delete(key string) {
 	s.mu.Lock()
 	cur, ok := s.locks[key]
 	delete(s.locks, key)
-	s.mu.Unlock()
+	var lapsed []lapsedLock
 	if ok && cur.lapse != nil && !time.Now().Before(cur.expires) {
-		cur.lapse.fire()
+		lapsed = cur.lapse.fireInto(nil)
 	}
+	s.mu.Unlock()
+	finishLapses(lapsed)
 }

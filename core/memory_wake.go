@@ -103,7 +103,7 @@ func (s *MemoryStore) AcquireQueued(ctx context.Context, l Lease, waiter string,
 	}
 	g, lapsed, err := s.acquireLocked(l, waiter, lapseFrom(ctx), now)
 	s.mu.Unlock()
-	fireAll(lapsed)
+	finishLapses(lapsed)
 	return g, nil, err
 }
 

@@ -144,9 +144,16 @@ func (w *watchdog) lose(lk *Lock, reason lossReason) {
 // it finds the lease over; the log line goes out off the caller's path,
 // which is the next holder's acquire.
 func (w *watchdog) lapsed(lk *Lock) {
-	if w.markLost(lk, lostExpired) {
-		go w.logLost([]*Lock{lk}, lostExpired)
+	if lk.markLost() {
+		w.afterLapse(lk)
 	}
+}
+
+// afterLapse is the rest of a loss by lapse once lk is marked lost, which
+// the memory store does under its mutex (see lapseTarget.fire).
+func (w *watchdog) afterLapse(lk *Lock) {
+	w.forget(lk, lostExpired)
+	go w.logLost([]*Lock{lk}, lostExpired)
 }
 
 // markLost marks lk lost and stops watching it; it reports whether this
@@ -155,11 +162,16 @@ func (w *watchdog) markLost(lk *Lock, reason lossReason) bool {
 	if !lk.markLost() {
 		return false
 	}
+	w.forget(lk, reason)
+	return true
+}
+
+// forget stops watching lk, marked lost, and counts the loss.
+func (w *watchdog) forget(lk *Lock, reason lossReason) {
 	w.remove(lk)
 	if lk.tel != nil {
 		w.l.telemetry.lockLost(lk, reason)
 	}
-	return true
 }
 
 // logLost says at Error level that locks were lost: whatever they guarded
