@@ -42,18 +42,87 @@ func (w gzipWriter) WriteHeader(code int) {
 }
 func (w gzipWriter) Write(b []byte) (int, error) { return w.gz.Write(b) }
 
+// gzipAtWriteHeader is a compression middleware shaped like chi's Compress:
+// it decides in WriteHeader, so Content-Encoding goes on the shared header
+// map only as the status goes out; a response already labelled with an
+// encoding is passed through as it is.
+func gzipAtWriteHeader(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		lw := &lazyGzipWriter{ResponseWriter: w}
+		defer lw.close()
+		next.ServeHTTP(lw, r)
+	})
+}
+
+type lazyGzipWriter struct {
+	http.ResponseWriter
+	wroteHeader bool
+	gz          *gzip.Writer
+}
+
+func (w *lazyGzipWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	h := w.Header()
+	if h.Get("Content-Encoding") == "" {
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+		h.Del("Content-Length")
+		w.gz = gzip.NewWriter(w.ResponseWriter)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *lazyGzipWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.gz != nil {
+		return w.gz.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *lazyGzipWriter) close() {
+	if w.gz != nil {
+		_ = w.gz.Close()
+	}
+}
+
 // The record holds the body as the handler wrote it, before an outer
 // middleware compressed it, so the outer middleware's Content-Encoding is
-// not recorded: a retry that does not accept gzip gets the plain body,
-// unlabelled, and one that does gets it compressed again by that
-// middleware.
+// not recorded, whether it set it before calling the handler or as the
+// status went out, and whether the handler called WriteHeader or not: a
+// retry that does not accept gzip gets the plain body, unlabelled, and one
+// that does gets it compressed again by that middleware.
 func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
+	compressors := map[string]func(http.Handler) http.Handler{
+		"set before the handler":     gzipWhenAccepted,
+		"set as the status goes out": gzipAtWriteHeader,
+	}
+	for cname, compress := range compressors {
+		for _, status := range []int{http.StatusCreated, 0} { // 0: implicit 200
+			name := cname + "/" + map[bool]string{true: "WriteHeader", false: "implicit 200"}[status != 0]
+			t.Run(name, func(t *testing.T) {
+				outerContentEncodingScene(t, compress, status)
+			})
+		}
+	}
+}
+
+func outerContentEncodingScene(t *testing.T, compress func(http.Handler) http.Handler, status int) {
 	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
 	runs := 0
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs++
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
+		if status != 0 {
+			w.WriteHeader(status)
+		}
 		_, _ = io.WriteString(w, `{"order":"ord_1"}`)
 	})
 	lock := httplock.New(httplock.Config{
@@ -63,11 +132,15 @@ func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders", lock(h))
-	srv := httptest.NewServer(gzipWhenAccepted(mux))
+	srv := httptest.NewServer(compress(mux))
 	defer srv.Close()
 	// No transparent decompression: look at what is on the wire.
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	defer client.CloseIdleConnections()
+	wantStatus := status
+	if status == 0 {
+		wantStatus = http.StatusOK
+	}
 
 	do := func(acceptGzip bool) (*http.Response, string) {
 		t.Helper()
@@ -95,14 +168,14 @@ func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
 	}
 
 	first, want := do(true)
-	if first.StatusCode != http.StatusCreated || first.Header.Get("Content-Encoding") != "gzip" {
+	if first.StatusCode != wantStatus || first.Header.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("first: %d Content-Encoding %q", first.StatusCode, first.Header.Get("Content-Encoding"))
 	}
 	for _, gz := range []bool{false, true} {
 		retry, body := do(gz)
-		if retry.Header.Get(httplock.HeaderIdempotentReplayed) != "true" || retry.StatusCode != http.StatusCreated || body != want {
-			t.Errorf("retry (gzip accepted: %v): %d %q replayed=%q, want the replay of 201 %q",
-				gz, retry.StatusCode, body, retry.Header.Get(httplock.HeaderIdempotentReplayed), want)
+		if retry.Header.Get(httplock.HeaderIdempotentReplayed) != "true" || retry.StatusCode != wantStatus || body != want {
+			t.Errorf("retry (gzip accepted: %v): %d %q replayed=%q, want the replay of %d %q",
+				gz, retry.StatusCode, body, retry.Header.Get(httplock.HeaderIdempotentReplayed), wantStatus, want)
 		}
 		if ce, wantCE := retry.Header.Get("Content-Encoding"), map[bool]string{true: "gzip"}[gz]; ce != wantCE {
 			t.Errorf("retry (gzip accepted: %v): Content-Encoding %q, want %q", gz, ce, wantCE)
