@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// Delete of a key whose lease ran out drops the entry under the store's
-// mutex and tells the lapsed holder only after letting go of it. A caller
-// queued on that mutex takes the key in between and holds it while the
-// lapsed holder's Lost is still open. Here the scheduler is pinned to one P
-// and the mutex is made to hand over in order (Delete, then the caller), so
-// that the caller runs as soon as Delete lets go.
-func TestMemoryLapseDeletedKeyTakenBeforeHolderIsTold(t *testing.T) {
+// Delete of a key whose lease ran out marks the lapsed holder lost before
+// it lets go of the store's mutex: a caller queued on that mutex, which
+// takes the key the moment Delete lets go, finds the holder's Lost closed.
+// Here the scheduler is pinned to one P and the mutex is made to hand over
+// in order (Delete, then the caller), so that the caller runs as soon as
+// Delete lets go.
+func TestMemoryLapseDeletedKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
 	st := NewMemoryStore()

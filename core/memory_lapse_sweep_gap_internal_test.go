@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// A sweep drops the entries of two lapsed keys under the store's mutex and
-// tells their holders one by one after letting go of it. While the first
-// holder is being told (its loss's telemetry is slow, as in
-// TestMemoryLapseKeyTakenBeforeLapseRegistered), the other swept key is
-// free in the store: a third caller takes it and holds it while that key's
-// last holder's Lost is still open. The store's promise is that a lapsed
-// holder is told before another caller gets the lock.
-func TestMemoryLapseSweptKeyTakenWhileSweepStillTelling(t *testing.T) {
+// A sweep that drops the entries of two lapsed keys marks both holders
+// lost before it lets go of the store's mutex, and only then finishes each
+// loss (watchdog, telemetry, log). While the first loss's telemetry is held
+// up (slow, as in TestMemoryLapseKeyTakenBeforeLapseRegistered), a third
+// caller takes the other swept key: its last holder's Lost must already
+// be closed. The store's promise is that a lapsed holder is told before
+// another caller gets the lock.
+func TestMemoryLapseSweptKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemoryStore()
 

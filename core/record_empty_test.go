@@ -10,10 +10,10 @@ import (
 
 // A record with no bytes ("the work is done", nothing more to say) is a
 // record: once written, a record-asking acquire gets it back and takes
-// nothing. The memory store keeps a nil record as nil and hands it back
-// with a zero Grant and no error, which the Locker cannot tell from a
-// grant: the caller gets a Lock of fence 0 on a key nobody holds in the
-// store, and a second caller takes the key beside it.
+// nothing, whether it was written as nil or as an empty slice. A store that
+// handed a nil record back with a zero Grant and no error would be read as
+// a grant: the caller would get a Lock of fence 0 on a key nobody holds in
+// the store, and a second caller would take the key beside it.
 func TestEmptyRecordIsARecord(t *testing.T) {
 	stores := map[string]func(t *testing.T) core.Store{
 		"memory": func(*testing.T) core.Store { return core.NewMemoryStore() },
