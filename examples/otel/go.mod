@@ -1,6 +1,6 @@
 module github.com/reqlock/reqlock/examples/otel
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/reqlock/reqlock v0.0.0
