@@ -1,88 +1,15 @@
 package ginlock_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/reqlock/reqlock/ginlock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 )
 
-// ginFramework serves the routes on a gin.Engine with recovery and a
-// stand-in auth middleware in front, as an app would.
-var ginFramework = httpcases.Framework{
-	Name: "gin",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		return serveGin(t, nil, routes)
-	},
-	ServeTraced: serveGin,
-}
+// auth stands in for auth and timeout middleware in the benchmarks' routers.
+var auth = frameworks.GinAuth
 
-// serveGin serves routes, under otelgin when tp is set.
-func serveGin(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
-	r := gin.New()
-	if tp != nil {
-		r.Use(otelgin.Middleware("server", otelgin.WithTracerProvider(tp), otelgin.WithMeterProvider(metricnoop.NewMeterProvider())))
-	}
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
-		c.AbortWithStatus(http.StatusInternalServerError)
-	}), auth)
-	for _, rt := range routes {
-		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(config(rt)), gin.WrapF(rt.Handler))
-	}
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
+func TestEndToEnd(t *testing.T) { httpcases.Run(t, frameworks.Gin) }
 
-// auth stands in for auth and timeout middleware.
-func auth(c *gin.Context) {
-	if u := c.GetHeader(httpcases.UserHeader); u != "" {
-		c.Set(httpcases.UserKey, u)
-		c.Set(httpcases.AccountKey, httpcases.Account{User: u})
-	}
-	r, cancel := httpcases.WithDeadline(c.Request)
-	defer cancel()
-	c.Request = r
-	c.Next()
-}
-
-func config(rt httpcases.Route) ginlock.Config {
-	l := rt.Lock
-	return ginlock.Config{
-		Locker: l.Locker, Key: keyFunc(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay, Telemetry: l.Telemetry,
-	}
-}
-
-func keyFunc(k httpcases.KeySource) ginlock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return ginlock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return ginlock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return ginlock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return ginlock.IdempotencyKey()
-	case httpcases.FromValue:
-		return ginlock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(ginlock.FromContext(httpcases.UserKey), ginlock.IdempotencyKey())
-	}
-	return ginlock.FromContext(httpcases.UserKey)
-}
-
-func TestEndToEnd(t *testing.T) { httpcases.Run(t, ginFramework) }
-
-func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, ginFramework) }
+func TestTelemetry(t *testing.T) { httpcases.RunTelemetry(t, frameworks.Gin) }

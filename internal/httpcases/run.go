@@ -14,9 +14,14 @@ type Case struct {
 	Run  func(e *Env)
 }
 
-// Run runs every case for fw against every store, in parallel.
-func Run(t *testing.T, fw Framework) {
-	for _, st := range Stores {
+// Run runs every case for fw against every store in Stores, in parallel.
+func Run(t *testing.T, fw Framework) { RunOn(t, fw, Stores...) }
+
+// RunOn runs every case for fw against each of stores, in parallel: a store
+// defined outside this package (one in a module of its own) runs the same
+// cases as those in Stores.
+func RunOn(t *testing.T, fw Framework, stores ...Store) {
+	for _, st := range stores {
 		t.Run(st.Name, func(t *testing.T) {
 			open := st.Open
 			if st.Shared != nil {

@@ -1,0 +1,20 @@
+// Package frameworks defines the four HTTP frameworks the end-to-end cases
+// of package httpcases run on: net/http, Gin, Echo v4 and Echo v5. Each
+// serves routes behind its own reqlock middleware, with a stand-in for the
+// auth, timeout and recovery middleware an app puts in front of it.
+//
+// The definitions live here, outside the adapters' tests, so that a store
+// in a module of its own (pgstore, etcdstore) runs the same cases on the
+// same four frameworks:
+//
+//	func TestEndToEnd(t *testing.T) {
+//		for _, fw := range frameworks.All {
+//			t.Run(fw.Name, func(t *testing.T) { httpcases.RunOn(t, fw, myStore) })
+//		}
+//	}
+package frameworks
+
+import "github.com/reqlock/reqlock/internal/httpcases"
+
+// All is every framework, net/http first.
+var All = []httpcases.Framework{NetHTTP, Gin, Echo, Echo5}
