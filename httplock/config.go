@@ -177,17 +177,22 @@ type Config struct {
 	Telemetry *core.Telemetry
 }
 
-// withDefaults fills zero fields and checks the rest.
+// withDefaults fills zero fields and checks the rest; an error is a
+// *ConfigError naming the field.
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Locker == nil:
-		return c, fmt.Errorf("%w: Locker is nil", ErrInvalidConfig)
+		return c, badField("Locker", "is nil", nil)
 	case c.Mode != Reject && c.Mode != Wait:
-		return c, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, c.Mode)
-	case c.MaxWait < 0, c.RetryAfter < 0, c.StoreTimeout < 0:
-		return c, fmt.Errorf("%w: negative duration", ErrInvalidConfig)
+		return c, badField("Mode", fmt.Sprintf("is unknown (%v)", c.Mode), nil)
+	case c.MaxWait < 0:
+		return c, negative("MaxWait", c.MaxWait)
+	case c.RetryAfter < 0:
+		return c, negative("RetryAfter", c.RetryAfter)
+	case c.StoreTimeout < 0:
+		return c, negative("StoreTimeout", c.StoreTimeout)
 	case c.Replay != nil && !c.Locker.KeepsRecords():
-		return c, fmt.Errorf("%w: Replay: %w", ErrInvalidConfig, core.ErrNoRecords)
+		return c, badField("Replay", "is set, and the Locker's store keeps no records", core.ErrNoRecords)
 	}
 	if c.MaxWait == 0 {
 		c.MaxWait = DefaultMaxWait

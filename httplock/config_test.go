@@ -34,11 +34,50 @@ func TestNewEngineRejectsBadConfig(t *testing.T) {
 	}
 }
 
+// Every checked field is named in the error, with what is wrong with it, so
+// that a panic at start-up says which line of the config to fix.
+func TestConfigErrorNamesTheField(t *testing.T) {
+	l := core.NewLocker(core.NewMemoryStore())
+	for want, cfg := range map[string]httplock.Config{
+		"httplock: Config.Locker is nil":                           {},
+		"httplock: Config.Mode is unknown (Mode(7))":               {Locker: l, Mode: httplock.Mode(7)},
+		"httplock: Config.MaxWait is negative (-1s)":               {Locker: l, MaxWait: -time.Second},
+		"httplock: Config.RetryAfter is negative (-1ns)":           {Locker: l, RetryAfter: -1},
+		"httplock: Config.StoreTimeout is negative (-2ms)":         {Locker: l, StoreTimeout: -2 * time.Millisecond},
+		"httplock: Config.Replay.Retention is negative (-1h0m0s)":  {Locker: l, Replay: &httplock.ReplayConfig{Retention: -time.Hour}},
+		"httplock: Config.Replay.MaxResponseBody is negative (-1)": {Locker: l, Replay: &httplock.ReplayConfig{MaxResponseBody: -1}},
+		"httplock: Config.Replay.MaxRequestBody is negative (-5)":  {Locker: l, Replay: &httplock.ReplayConfig{MaxRequestBody: -5}},
+	} {
+		_, err := httplock.NewEngine(cfg)
+		var ce *httplock.ConfigError
+		switch {
+		case err == nil:
+			t.Errorf("%s: no error", want)
+		case err.Error() != want:
+			t.Errorf("error %q, want %q", err, want)
+		case !errors.Is(err, httplock.ErrInvalidConfig) || !errors.As(err, &ce):
+			t.Errorf("%s: %v is not a ConfigError wrapping ErrInvalidConfig", want, err)
+		}
+	}
+}
+
+// New panics with the same message: it is what a developer reads.
+func TestNewPanicNamesTheField(t *testing.T) {
+	defer func() {
+		err, _ := recover().(error)
+		const want = "httplock: Config.MaxWait is negative (-1s)"
+		if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
+			t.Fatalf("recovered %v, want %q", err, want)
+		}
+	}()
+	httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Key: httplock.FromHeader("X-Key"), MaxWait: -time.Second})
+}
+
 func TestNewPanicsWithoutKey(t *testing.T) {
 	defer func() {
 		err, _ := recover().(error)
-		if !errors.Is(err, httplock.ErrInvalidConfig) {
-			t.Fatalf("recovered %v, want ErrInvalidConfig", err)
+		if !errors.Is(err, httplock.ErrInvalidConfig) || err.Error() != "httplock: Config.Key is nil" {
+			t.Fatalf("recovered %v, want ErrInvalidConfig naming Config.Key", err)
 		}
 	}()
 	httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore())})

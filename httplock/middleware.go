@@ -2,7 +2,6 @@ package httplock
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 )
 
@@ -21,11 +20,11 @@ import (
 // Config.Scope instead.
 func New(cfg Config) func(http.Handler) http.Handler {
 	if cfg.Key == nil {
-		panic(fmt.Errorf("httplock.New: %w: Key is nil", ErrInvalidConfig))
+		panic(badField("Key", "is nil", nil))
 	}
 	e, err := NewEngine(cfg)
 	if err != nil {
-		panic(fmt.Errorf("httplock.New: %w", err))
+		panic(err) // a *ConfigError: "httplock: Config.<Field> …"
 	}
 	respond := e.cfg.Respond
 	observed := e.tel != nil && e.tel.metrics

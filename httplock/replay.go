@@ -1,7 +1,6 @@
 package httplock
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 )
@@ -113,8 +112,13 @@ type replayOpts struct {
 }
 
 func (c *ReplayConfig) withDefaults() (*replayOpts, error) {
-	if c.Retention < 0 || c.MaxResponseBody < 0 || c.MaxRequestBody < 0 {
-		return nil, fmt.Errorf("%w: Replay: negative Retention or body bound", ErrInvalidConfig)
+	switch {
+	case c.Retention < 0:
+		return nil, negative("Replay.Retention", c.Retention)
+	case c.MaxResponseBody < 0:
+		return nil, negative("Replay.MaxResponseBody", c.MaxResponseBody)
+	case c.MaxRequestBody < 0:
+		return nil, negative("Replay.MaxRequestBody", c.MaxRequestBody)
 	}
 	o := &replayOpts{
 		retention:    c.Retention,

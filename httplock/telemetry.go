@@ -2,7 +2,6 @@ package httplock
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -88,13 +87,13 @@ func newTelemetry(t *core.Telemetry, cfg Config) (*telemetry, error) {
 	requests, err := meter.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
 		metric.WithDescription("Requests through the reqlock middleware, by what it did with them."))
 	if err != nil {
-		return nil, fmt.Errorf("%w: Telemetry: %w", ErrInvalidConfig, err)
+		return nil, badField("Telemetry", "cannot make its instruments", err)
 	}
 	wait, err := meter.Float64Histogram(MetricWaitDuration, metric.WithUnit("s"),
 		metric.WithDescription("Time a request spent getting its lock key."),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
 	if err != nil {
-		return nil, fmt.Errorf("%w: Telemetry: %w", ErrInvalidConfig, err)
+		return nil, badField("Telemetry", "cannot make its instruments", err)
 	}
 	return &telemetry{
 		requests: requests, wait: wait, metrics: !noMetrics, spans: !noSpans,
