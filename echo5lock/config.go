@@ -43,9 +43,9 @@ var DefaultConfig = Config{
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Key == nil:
-		return c, fmt.Errorf("echo5lock: %w: Key is nil", httplock.ErrInvalidConfig)
+		return c, fmt.Errorf("echo5lock: Config.Key is nil: %w", httplock.ErrInvalidConfig)
 	case c.Config.Key != nil, c.Config.Respond != nil:
-		return c, fmt.Errorf("echo5lock: %w: set Key and ErrorHandler, not Config.Key or Config.Respond", httplock.ErrInvalidConfig)
+		return c, fmt.Errorf("echo5lock: Config.Config.Key and Config.Config.Respond must be nil (set Key and ErrorHandler): %w", httplock.ErrInvalidConfig)
 	}
 	if c.Skipper == nil {
 		c.Skipper = DefaultConfig.Skipper

@@ -12,10 +12,11 @@ type KeyFunc func(c *echo.Context) (string, error)
 
 // FromHeader uses a request header: for idempotency keys and demos, never
 // to say who the user is (the client chooses it). More than one line of the
-// header is an error.
+// header, or an empty one, is an error.
 func FromHeader(name string) KeyFunc { return fromRequest(httplock.FromHeader(name)) }
 
-// FromQuery uses a URL query parameter; given more than once, an error.
+// FromQuery uses a URL query parameter. Given more than once or empty, or
+// in a query string that cannot be parsed, it is an error (as in httplock).
 func FromQuery(name string) KeyFunc { return fromRequest(httplock.FromQuery(name)) }
 
 // IdempotencyKey uses the Idempotency-Key header, a quoted structured-field

@@ -13,15 +13,15 @@ type KeyFunc func(c echo.Context) (string, error)
 // FromHeader uses a request header: for idempotency keys and demos, never
 // to say who the user is (the client chooses it). More than one line of the
 // header, or an empty one, is an error.
-func FromHeader(name string) KeyFunc { return adapt(httplock.FromHeader(name)) }
+func FromHeader(name string) KeyFunc { return fromRequest(httplock.FromHeader(name)) }
 
 // FromQuery uses a URL query parameter. Given more than once or empty, or
 // in a query string that cannot be parsed, it is an error (as in httplock).
-func FromQuery(name string) KeyFunc { return adapt(httplock.FromQuery(name)) }
+func FromQuery(name string) KeyFunc { return fromRequest(httplock.FromQuery(name)) }
 
 // IdempotencyKey uses the Idempotency-Key header, a quoted structured-field
 // string, as httplock.IdempotencyKey does.
-func IdempotencyKey() KeyFunc { return adapt(httplock.IdempotencyKey()) }
+func IdempotencyKey() KeyFunc { return fromRequest(httplock.IdempotencyKey()) }
 
 // FromParam uses a route parameter: "id" in "/orders/:id".
 func FromParam(name string) KeyFunc {
@@ -49,6 +49,8 @@ func FirstOf(fns ...KeyFunc) KeyFunc { return httplock.FirstOf(fns...) }
 // Join combines the keys of fns into one (see httplock.Join).
 func Join(fns ...KeyFunc) KeyFunc { return httplock.Join(fns...) }
 
-func adapt(f httplock.KeyFunc) KeyFunc {
+// fromRequest runs a net/http extractor on the request, so that header and
+// query rules are httplock's, not a copy.
+func fromRequest(f httplock.KeyFunc) KeyFunc {
 	return func(c echo.Context) (string, error) { return f(c.Request()) }
 }

@@ -20,14 +20,15 @@ func New(l *core.Locker, key KeyFunc) echo.MiddlewareFunc {
 }
 
 // WithConfig returns the middleware for cfg. It panics if cfg is invalid
-// (nil Locker or Key, negative durations), a mistake to catch at start-up.
+// (nil Locker or Key, negative durations), a mistake to catch at start-up;
+// the message names the field (httplock.ConfigError).
 //
 // Register it after middleware.Recover and your auth middleware: Recover
 // must be outside it to receive a handler's panic (the lock is released
 // first), and auth must have run for FromContext to find the user.
 func WithConfig(cfg Config) echo.MiddlewareFunc {
 	if cfg.Key == nil {
-		panic(fmt.Errorf("echolock.WithConfig: %w: Key is nil", httplock.ErrInvalidConfig))
+		panic(fmt.Errorf("echolock.WithConfig: Config.Key is nil: %w", httplock.ErrInvalidConfig))
 	}
 	if cfg.Skipper == nil {
 		cfg.Skipper = DefaultConfig.Skipper

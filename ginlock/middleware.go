@@ -13,14 +13,15 @@ import (
 
 // New returns Gin middleware that runs at most one request per key at a
 // time. It panics if cfg is invalid (nil Locker or Key, negative durations),
-// a mistake to catch at start-up.
+// a mistake to catch at start-up; the message names the field
+// (httplock.ConfigError).
 //
 // Put it after your recovery and auth middleware: recovery must be outside
 // it to receive a handler's panic (the lock is released first), and auth
 // must have run for FromContext to find the user.
 func New(cfg Config) gin.HandlerFunc {
 	if cfg.Key == nil {
-		panic(fmt.Errorf("ginlock.New: %w: Key is nil", httplock.ErrInvalidConfig))
+		panic(fmt.Errorf("ginlock.New: Config.Key is nil: %w", httplock.ErrInvalidConfig))
 	}
 	e, err := httplock.NewEngine(cfg.engineConfig())
 	if err != nil {
