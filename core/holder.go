@@ -2,13 +2,7 @@ package core
 
 import (
 	"fmt"
-	"strings"
 )
-
-// holderSep joins a token and the Locker's holder label in the value a store
-// keeps for a lock. Tokens are base64url, which has no '.', so the first '.'
-// of a value is where the label starts.
-const holderSep = "."
 
 // maxHolderLen bounds a holder label: it is stored with every lock and
 // travels with every acquire, extend and release.
@@ -51,12 +45,4 @@ func (l *Locker) labelled(token string) string {
 		return token
 	}
 	return token + l.holder
-}
-
-// holderOf is the holder label in a lock's stored value, "" when it has
-// none; the token before it is the holder's secret and stays out of the
-// answer.
-func holderOf(value string) string {
-	_, label, _ := strings.Cut(value, holderSep)
-	return label
 }

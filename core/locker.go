@@ -47,8 +47,8 @@ type Locker struct {
 // subscription returns the Locker's one subscription to w's releases.
 func (l *Locker) subscription(w Waker) Subscription {
 	l.subOnce.Do(func() {
-		if g, ok := w.(granter); ok {
-			l.sub = g.subscribeGrants(l.prefix, l.instance, l.wakes.grant)
+		if g, ok := w.(Granter); ok {
+			l.sub = g.SubscribeGrants(l.prefix, l.instance, l.wakes.grant)
 		} else {
 			l.sub = w.Subscribe(l.prefix, l.instance, l.wakes.wake)
 		}
@@ -74,7 +74,7 @@ func NewLocker(s Store, opts ...Option) *Locker {
 	}
 	l.dog.init(l)
 	l.instance = newWaiterID()
-	_, l.handsOver = s.(granter)
+	_, l.handsOver = s.(Granter)
 	l.lapses = mayTellLapses(s)
 	return l
 }
@@ -147,8 +147,8 @@ func (l *Locker) listening(skey string) bool {
 	if !ok {
 		return false
 	}
-	w, ok := l.subscription(waker).(interface{ listening() bool })
-	return ok && w.listening()
+	w, ok := l.subscription(waker).(Listener)
+	return ok && w.Listening()
 }
 
 // ObtainAfter is Obtain for a caller whose own TryObtain just found the key

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // lapseTarget is how the memory store tells a holder whose lease ran out
@@ -19,60 +21,36 @@ type lapseTarget struct {
 	fired atomic.Bool
 }
 
-type lapseKey struct{}
-
-// mayTellLapses reports whether s may be a MemoryStore, directly, embedded
-// or behind a wrapper that passes the context on: every store but the
-// network ones, which never look, so that their acquires do not pay for a
-// target.
+// mayTellLapses reports whether s may tell lapses (LapseTeller): every
+// store that does not say otherwise, since it may wrap a MemoryStore and
+// pass the context on; the network stores say no, so that their acquires
+// do not pay for a target.
 func mayTellLapses(s Store) bool {
-	switch s.(type) {
-	case *RedisStore, *RedlockStore:
-		return false
+	if t, ok := s.(LapseTeller); ok {
+		return t.TellsLapses()
 	}
 	return true
 }
 
-// withLapse returns ctx carrying t for the memory store's grant.
+// withLapse returns ctx carrying t for the store's grant.
 func withLapse(ctx context.Context, t *lapseTarget) context.Context {
-	return context.WithValue(ctx, lapseKey{}, t)
+	return store.WithLapseNotice(ctx, t)
 }
 
-// lapseFrom is the target an acquire's context carries, or nil.
-func lapseFrom(ctx context.Context) *lapseTarget {
-	t, _ := ctx.Value(lapseKey{}).(*lapseTarget)
-	return t
-}
-
-// lapsedLock is a lock its store marked lost under the store's mutex, for
-// the rest of the loss (the watchdog, telemetry, the log) once the store has
-// let go of its mutex.
-type lapsedLock struct {
-	dog *watchdog
-	lk  *Lock
-}
-
-// fire marks the lock lost if it is bound, and otherwise has bind do it.
-// Either sees the other's write, so the lock is marked at least once, and
-// marking is idempotent. The store calls it under its mutex, so that the
-// mark is made before any other caller can be granted the key: marking
-// takes only the Lock's own mutex and cancels its contexts, and touches
-// neither the store nor the watchdog. ok says this call marked it: the
-// caller then finishes the loss with finishLapses, after the mutex.
-func (t *lapseTarget) fire() (l lapsedLock, ok bool) {
+// Lapse implements LapseNotice: it marks the lock lost if it is bound, and
+// otherwise has bind do it. Either sees the other's write, so the lock is
+// marked at least once, and marking is idempotent. The store calls it under
+// its mutex, so that the mark is made before any other caller can be
+// granted the key: marking takes only the Lock's own mutex and cancels its
+// contexts, and touches neither the store nor the watchdog. The func it
+// returns, when this call marked the lock, finishes the loss.
+func (t *lapseTarget) Lapse() (finish func()) {
 	t.fired.Store(true)
 	if lk := t.lk.Load(); lk != nil && lk.markLost() {
-		return lapsedLock{dog: t.dog, lk: lk}, true
+		dog := t.dog
+		return func() { dog.afterLapse(lk) }
 	}
-	return lapsedLock{}, false
-}
-
-// fireInto fires t and adds the lock it marked, if any, to lapsed.
-func (t *lapseTarget) fireInto(lapsed []lapsedLock) []lapsedLock {
-	if l, ok := t.fire(); ok {
-		lapsed = append(lapsed, l)
-	}
-	return lapsed
+	return nil
 }
 
 // bind ties t to lk, the lock made from its grant. lk is watched already,
@@ -90,11 +68,3 @@ func (t *lapseTarget) bind(lk *Lock) {
 
 // unbind lets lk go: it is released or lost already.
 func (t *lapseTarget) unbind() { t.lk.Store(nil) }
-
-// finishLapses finishes the losses fire marked; the store calls it once it
-// has let go of its mutex, and before it answers.
-func finishLapses(lapsed []lapsedLock) {
-	for _, l := range lapsed {
-		l.dog.afterLapse(l.lk)
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Delete of a key whose lease ran out marks the lapsed holder lost before
@@ -29,7 +31,7 @@ func TestMemoryLapseDeletedKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	}
 	got := make(chan taken, 1)
 	deleted := make(chan struct{})
-	st.mu.Lock()
+	unlock := holdStoreMutex(t, st)
 	go func() {
 		st.Delete(skey)
 		close(deleted)
@@ -48,10 +50,7 @@ func TestMemoryLapseDeletedKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	time.Sleep(3 * time.Millisecond) // and the caller behind it
 	// Let Delete find the mutex taken after a long wait: it turns the mutex
 	// to handing over in order, Delete, then the caller.
-	st.mu.Unlock()
-	st.mu.Lock()
-	time.Sleep(3 * time.Millisecond)
-	st.mu.Unlock()
+	unlock()
 
 	r := <-got
 	<-deleted
@@ -61,5 +60,44 @@ func TestMemoryLapseDeletedKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	defer func() { _ = r.lk.Release(ctx) }()
 	if !r.lostThen {
 		t.Error("another caller got the deleted key while its lapsed holder's Lost had not fired")
+	}
+}
+
+// blockingNotice is a lapse notice whose Lapse waits until it is let go:
+// the store calls it under its mutex, so it holds the mutex meanwhile.
+type blockingNotice struct {
+	fired chan struct{}
+	hold  chan struct{}
+}
+
+func (n blockingNotice) Lapse() func() {
+	close(n.fired)
+	<-n.hold
+	return nil
+}
+
+// holdStoreMutex returns once st's mutex is held, by a lapse notice the
+// store fires under it, and a func that lets it go in two steps, as the
+// test before the stores had their own package did by hand: let go, taken
+// again at once, held a moment, let go. A mutex that has waited long hands
+// over in order, so the waiters run Delete first, then the caller.
+func holdStoreMutex(t *testing.T, st *MemoryStore) (unlock func()) {
+	t.Helper()
+	ctx := context.Background()
+	key := "hold-" + t.Name()
+	n := blockingNotice{fired: make(chan struct{}), hold: make(chan struct{})}
+	if _, err := st.Acquire(store.WithLapseNotice(ctx, n), Lease{Key: key, Token: "a", TTL: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = st.Acquire(ctx, Lease{Key: key, Token: "b", TTL: time.Minute})
+	}()
+	<-n.fired
+	return func() {
+		close(n.hold)
+		<-done
 	}
 }

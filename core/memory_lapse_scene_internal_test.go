@@ -109,3 +109,8 @@ func TestMemoryLapseFiresLostBeforeTheNextHolder(t *testing.T) {
 		})
 	}
 }
+
+// minSweep is the map size at which the memory store starts sweeping
+// lapsed entries (memorystore's threshold): the tests fill the store past
+// it to make a sweep run.
+const minSweep = 1024

@@ -15,23 +15,6 @@ import (
 // DefaultRetention is how long a record is kept unless told otherwise.
 const DefaultRetention = 24 * time.Hour
 
-// ErrNoRecords is returned by the record calls of a Locker whose store cannot
-// keep records: RedisStore and MemoryStore can; RedlockStore cannot, since a
-// record read from one majority may be missing from the next.
-var ErrNoRecords = errors.New("reqlock: the store does not keep records (RedisStore and MemoryStore do, RedlockStore does not)")
-
-// Recorder is implemented by stores that keep records.
-type Recorder interface {
-	// AcquireOrRecord is Acquire that, when the key has a record, returns it
-	// (and a zero Grant) instead of taking the lock. A record is never nil,
-	// even an empty one: nil says there is none.
-	AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error)
-	// ReleaseRecording writes record for the key, kept for retention, and
-	// releases the lock, only if token still holds it; ErrNotHeld when it
-	// does not, and then nothing is written.
-	ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error
-}
-
 // recorder returns l's store as a Recorder.
 func (l *Locker) recorder() (Recorder, error) {
 	if r, ok := l.store.(Recorder); ok {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -62,13 +63,6 @@ const queueSuffix = ":q"
 // releases that concern its waiters: the keys' prefix, "wake:", and the
 // instance's id.
 func wakeChannel(prefix, instance string) string { return prefix + "wake:" + instance }
-
-// HandOffTimeout is how long a lock that a release handed to the next
-// waiter in line is its own before the waiter renews it: the waiter is
-// woken at once and, on RedisStore, runs under it without a round trip
-// when it can tell the hand-off is current (or else claims it in one); one
-// that died or gave up holds the key up no longer than this.
-const HandOffTimeout = 250 * time.Millisecond
 
 // cancelInfix names the marker cancel.lua leaves for a token: lock key +
 // infix + token, in the lock's slot.
@@ -144,7 +138,7 @@ func granted(l Lease, a acquireAnswer, err error) (Grant, []byte, error) {
 	case a.record != nil:
 		return Grant{}, a.record, nil
 	case a.fence == 0:
-		return Grant{}, nil, &NotObtainedError{Remaining: a.remaining, lastFence: a.lastFence}
+		return Grant{}, nil, &NotObtainedError{Remaining: a.remaining, LastFence: a.lastFence}
 	}
 	return Grant{Fence: a.fence, Validity: validity(l.TTL)}, nil, nil
 }
@@ -269,14 +263,6 @@ type acquireAnswer struct {
 	record    []byte        // the key's record, when asked for and there
 }
 
-// validity is how long we rely on a lease Redis granted: the lease, less
-// the same margin Redlock takes, so that a lost lock is declared lost before
-// Redis can hand it to someone else even if our timer fires a little late or
-// the server's clock runs a little fast.
-func validity(ttl time.Duration) time.Duration {
-	return ttl.Truncate(time.Millisecond) - drift(ttl)
-}
-
 // leaseArgs returns the lease and the fence counter's lifetime in
 // milliseconds, boxed once per TTL: a Locker uses one TTL, and boxing them
 // anew would cost two allocations per acquire.
@@ -357,7 +343,7 @@ func extendResult(l Lease, cmd *redis.Cmd) Renewal {
 // that token that is still on its way give the lock straight back when it
 // lands. One round trip.
 func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
-	return s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err()
+	return storeErr(s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err())
 }
 
 // releaseMarkerTTL is how long a release leaves its cancel marker, when
@@ -404,13 +390,36 @@ var handOffMs any = HandOffTimeout.Milliseconds()
 func releaseResult(cmd *redis.Cmd) error {
 	n, err := cmd.Int64()
 	if err != nil {
-		return err
+		return storeErr(err)
 	}
 	if n == 0 {
 		return ErrNotHeld
 	}
 	return nil
 }
+
+// storeErr marks an error of a closed client as ErrStoreClosed, which is
+// how the Locker knows that retrying an undo over it is pointless.
+func storeErr(err error) error {
+	if errors.Is(err, redis.ErrClosed) && !errors.Is(err, ErrStoreClosed) {
+		return fmt.Errorf("%w: %w", ErrStoreClosed, err)
+	}
+	return err
+}
+
+// Kind implements Kinder: a Sentinel failover client is a *redis.Client,
+// hence redis; every *redis.ClusterClient is redis_cluster, as the store
+// runs its scripts on the key's master.
+func (s *RedisStore) Kind() string {
+	if _, ok := s.c.(*redis.ClusterClient); ok {
+		return "redis_cluster"
+	}
+	return "redis"
+}
+
+// TellsLapses implements LapseTeller: a Redis holder learns of a lapsed
+// lease from its own clock, so acquires carry no notice.
+func (*RedisStore) TellsLapses() bool { return false }
 
 // TTL implements Store.
 func (s *RedisStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {

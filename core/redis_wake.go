@@ -32,18 +32,18 @@ func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
 	if s.resends {
 		marker = releaseMarkerTTL
 	}
-	return s.release(ctx, key, "~"+waiter, marker, waiter).Err()
+	return storeErr(s.release(ctx, key, "~"+waiter, marker, waiter).Err())
 }
 
 // Subscribe implements Waker: one pub/sub connection, opened on the first
 // Hold and closed a moment after the last holder let go.
 func (s *RedisStore) Subscribe(prefix, instance string, wake func(key, waiter string)) Subscription {
-	return s.subscribeGrants(prefix, instance, func(key, waiter string, _ uint64) { wake(key, waiter) })
+	return s.SubscribeGrants(prefix, instance, func(key, waiter string, _ uint64) { wake(key, waiter) })
 }
 
-// subscribeGrants implements granter: Subscribe, with the fence of a lock
+// SubscribeGrants implements Granter: Subscribe, with the fence of a lock
 // release.lua handed to the waiter, 0 when it handed none.
-func (s *RedisStore) subscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) Subscription {
+func (s *RedisStore) SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) Subscription {
 	return &redisSub{c: s.c, channel: wakeChannel(prefix, instance), wake: grant}
 }
 
@@ -117,7 +117,7 @@ func (r *redisSub) closeLocked() {
 
 // listening reports whether the subscription is open and confirmed, so that
 // a waiter may join the line with its very first attempt.
-func (r *redisSub) listening() bool {
+func (r *redisSub) Listening() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.confirmed == nil {

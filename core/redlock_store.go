@@ -141,10 +141,6 @@ func (s *RedlockStore) nodeErrs(failed []int, errOf func(int) error) []error {
 	return errs
 }
 
-// drift is the safety margin taken off every validity: the nodes' clocks may
-// run a little faster than ours, and the answer took a moment to reach us.
-func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
-
 // budget is how long an acquire or extend of a lease may take and still be
 // worth something, and the node timeout within it.
 func (s *RedlockStore) budget(ttl time.Duration) (budget, timeout time.Duration) {
@@ -422,3 +418,10 @@ func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duratio
 		return 0, &quorumError{op: "ttl", ok: len(left), need: s.quorum, nodes: len(s.nodes), errs: errs}
 	}
 }
+
+// Kind implements Kinder.
+func (*RedlockStore) Kind() string { return "redlock" }
+
+// TellsLapses implements LapseTeller: a Redlock holder learns of a lapsed
+// lease from its own clock, so acquires carry no notice.
+func (*RedlockStore) TellsLapses() bool { return false }

@@ -75,9 +75,9 @@ func (r redlockSub) Hold(ctx context.Context) (func(), error) {
 	return done, nil
 }
 
-func (r redlockSub) listening() bool {
+func (r redlockSub) Listening() bool {
 	return !slices.ContainsFunc(r, func(sub Subscription) bool {
-		l, ok := sub.(interface{ listening() bool })
-		return !ok || !l.listening()
+		l, ok := sub.(Listener)
+		return !ok || !l.Listening()
 	})
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -123,20 +122,10 @@ func newTelemetry(cfg Telemetry, s Store) *telemetry {
 	return t
 }
 
-// storeKind is the reqlock.store of s. A Sentinel failover client is a
-// *redis.Client, hence redis; every *redis.ClusterClient is redis_cluster,
-// as RedisStore runs its scripts on the key's master.
+// storeKind is the reqlock.store of s: its Kind, or "other".
 func storeKind(s Store) string {
-	switch s := s.(type) {
-	case *MemoryStore:
-		return "memory"
-	case *RedlockStore:
-		return "redlock"
-	case *RedisStore:
-		if _, ok := s.c.(*redis.ClusterClient); ok {
-			return "redis_cluster"
-		}
-		return "redis"
+	if k, ok := s.(Kinder); ok {
+		return k.Kind()
 	}
 	return "other"
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/reqlock/reqlock/backoff"
 )
 
@@ -43,7 +41,7 @@ func (l *Locker) undo(ctx context.Context, until time.Time, skey string, what un
 			err = op(tctx)
 			stop()
 			// A closed client can never succeed: its owner is shutting down.
-			if err == nil || errors.Is(err, ErrNotHeld) || errors.Is(err, redis.ErrClosed) {
+			if err == nil || errors.Is(err, ErrNotHeld) || errors.Is(err, ErrStoreClosed) {
 				err = nil
 				return
 			}

@@ -208,7 +208,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 			return nil, nil, err
 		}
 		answered, seen = true, time.Now()
-		refused = refusal{at: sent, rtt: seen.Sub(sent), fence: taken.lastFence}
+		refused = refusal{at: sent, rtt: seen.Sub(sent), fence: taken.LastFence}
 		l.waiters.sawTaken(q, taken, seen)
 	}
 }
@@ -255,10 +255,6 @@ const (
 	minHandedOver        = HandOffTimeout / 5
 	handedOverRoundTrips = 8
 )
-
-// handedOverToken is the value of a lock release.lua handed to waiter: it
-// holds the lock under it until it releases.
-func handedOverToken(waiter string) string { return "~" + waiter }
 
 // leaveLine takes a waiter that gave up out of its key's line, in the
 // background: if a release handed it the lock meanwhile, that goes on to

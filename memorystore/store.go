@@ -1,15 +1,17 @@
-package core
+package memorystore
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
-// MemoryStore keeps locks in this process: the default for examples, tests
+// Store keeps locks in this process: the default for examples, tests
 // and single-instance services. It follows the same rules as RedisStore
 // (tokens, leases, fences that never go backwards) without the network.
-type MemoryStore struct {
+type Store struct {
 	mu        sync.Mutex
 	locks     map[string]memoryLock
 	lastFence uint64
@@ -24,26 +26,26 @@ type memoryLock struct {
 	expires time.Time // monotonic
 	fence   uint64    // the holder's, for Inspect
 	// lapse tells the holder's Locker that its lease ran out and the key
-	// was taken or swept (see lapseTarget). nil: nobody listens.
-	lapse *lapseTarget
+	// was taken or swept (see store.LapseNotice). nil: nobody listens.
+	lapse store.LapseNotice
 }
 
 // minSweep is the map size below which expired entries are left for their
 // key's next use: sweeping a small map buys nothing.
 const minSweep = 1024
 
-// NewMemoryStore returns an empty in-process store. Its records (see
-// Recorder) take at most DefaultMemoryRecordBytes; WithRecordBytes changes
+// New returns an empty in-process store. Its records (see
+// store.Recorder) take at most DefaultRecordBytes; WithRecordBytes changes
 // that.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{locks: make(map[string]memoryLock), sweepAt: minSweep,
-		records: memoryRecords{limit: DefaultMemoryRecordBytes}}
+func New() *Store {
+	return &Store{locks: make(map[string]memoryLock), sweepAt: minSweep,
+		records: memoryRecords{limit: DefaultRecordBytes}}
 }
 
 // WithRecordBytes sets how many bytes of records s keeps at most (keys and
 // values counted); past it the oldest records go first, before their
 // retention ends. It returns s, and panics unless n > 0.
-func (s *MemoryStore) WithRecordBytes(n int) *MemoryStore {
+func (s *Store) WithRecordBytes(n int) *Store {
 	if n <= 0 {
 		panic("reqlock: MemoryStore.WithRecordBytes: limit must be positive")
 	}
@@ -54,18 +56,18 @@ func (s *MemoryStore) WithRecordBytes(n int) *MemoryStore {
 	return s
 }
 
-// AcquireOrRecord implements Recorder.
-func (s *MemoryStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error) {
+// AcquireOrRecord implements store.Recorder.
+func (s *Store) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	return s.AcquireQueued(ctx, l, "", true)
 }
 
-// ReleaseRecording implements Recorder.
-func (s *MemoryStore) ReleaseRecording(_ context.Context, key, token string, record []byte, retention time.Duration) error {
+// ReleaseRecording implements store.Recorder.
+func (s *Store) ReleaseRecording(_ context.Context, key, token string, record []byte, retention time.Duration) error {
 	now := time.Now()
 	s.mu.Lock()
 	if !s.held(key, token, now) {
 		s.mu.Unlock()
-		return ErrNotHeld
+		return store.ErrNotHeld
 	}
 	s.records.put(key, record, now.Add(retention), now)
 	delete(s.locks, key)
@@ -78,13 +80,13 @@ func (s *MemoryStore) ReleaseRecording(_ context.Context, key, token string, rec
 }
 
 // Acquire implements Store.
-func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	if err := ctx.Err(); err != nil { // as a network store would: a caller that is gone takes nothing
-		return Grant{}, err
+		return store.Grant{}, err
 	}
 	now := time.Now()
 	s.mu.Lock()
-	g, lapsed, err := s.acquireLocked(l, "", lapseFrom(ctx), now)
+	g, lapsed, err := s.acquireLocked(l, "", store.LapseNoticeFrom(ctx), now)
 	s.mu.Unlock()
 	finishLapses(lapsed)
 	return g, err
@@ -96,13 +98,13 @@ func (s *MemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
 // this key (taken now) or on others (swept) are marked lost here, under mu,
 // before anyone can be granted those keys; the caller holds mu, and
 // finishes lapsed once it has let go of it and before it answers.
-func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, now time.Time) (g Grant, lapsed []lapsedLock, err error) {
+func (s *Store) acquireLocked(l store.Lease, waiter string, lapse store.LapseNotice, now time.Time) (g store.Grant, lapsed []func(), err error) {
 	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
 		(waiter == "" || cur.token != reservedFor(waiter)) {
 		if waiter != "" {
 			s.lines.join(l.Key, waiter)
 		}
-		return Grant{}, nil, &NotObtainedError{Remaining: cur.expires.Sub(now)}
+		return store.Grant{}, nil, &store.NotObtainedError{Remaining: cur.expires.Sub(now)}
 	}
 	if waiter != "" {
 		s.lines.leave(l.Key, waiter)
@@ -119,7 +121,7 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, 
 	}
 	if cur.token != l.Token {
 		if cur.lapse != nil {
-			lapsed = cur.lapse.fireInto(lapsed)
+			lapsed = lapseInto(cur.lapse, lapsed)
 		}
 		cur.lapse = lapse
 	}
@@ -129,19 +131,19 @@ func (s *MemoryStore) acquireLocked(l Lease, waiter string, lapse *lapseTarget, 
 	}
 	// The same margin as the network stores: the holder's timer may fire a
 	// little late, and must still declare the lock lost before it is free.
-	return Grant{Fence: s.lastFence, Validity: validity(l.TTL)}, lapsed, nil
+	return store.Grant{Fence: s.lastFence, Validity: store.Validity(l.TTL)}, lapsed, nil
 }
 
 // sweep drops expired entries. It runs when the map has doubled since the
 // last sweep, so its cost per Acquire stays constant.
 // The holders of the entries it drops lapsed: they are marked lost, and
 // added to lapsed.
-func (s *MemoryStore) sweep(now time.Time, lapsed []lapsedLock) []lapsedLock {
+func (s *Store) sweep(now time.Time, lapsed []func()) []func() {
 	for k, v := range s.locks {
 		if !now.Before(v.expires) {
 			delete(s.locks, k)
 			if v.lapse != nil {
-				lapsed = v.lapse.fireInto(lapsed)
+				lapsed = lapseInto(v.lapse, lapsed)
 			}
 		}
 	}
@@ -151,20 +153,20 @@ func (s *MemoryStore) sweep(now time.Time, lapsed []lapsedLock) []lapsedLock {
 }
 
 // held returns the live entry key holds for token; the caller holds mu.
-func (s *MemoryStore) held(key, token string, now time.Time) bool {
+func (s *Store) held(key, token string, now time.Time) bool {
 	cur, ok := s.locks[key]
 	return ok && cur.token == token && now.Before(cur.expires)
 }
 
 // Extend implements Store.
-func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
-	out := make([]Renewal, len(leases))
+func (s *Store) Extend(_ context.Context, leases []store.Lease) []store.Renewal {
+	out := make([]store.Renewal, len(leases))
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, l := range leases {
 		if !s.held(l.Key, l.Token, now) {
-			out[i].Err = ErrNotHeld
+			out[i].Err = store.ErrNotHeld
 			continue
 		}
 		// As in Redis, the lease only grows.
@@ -172,18 +174,18 @@ func (s *MemoryStore) Extend(_ context.Context, leases []Lease) []Renewal {
 			cur.expires = now.Add(l.TTL)
 			s.locks[l.Key] = cur
 		}
-		out[i].Validity = validity(l.TTL)
+		out[i].Validity = store.Validity(l.TTL)
 	}
 	return out
 }
 
 // Release implements Store.
-func (s *MemoryStore) Release(_ context.Context, key, token string) error {
+func (s *Store) Release(_ context.Context, key, token string) error {
 	now := time.Now()
 	s.mu.Lock()
 	if !s.held(key, token, now) {
 		s.mu.Unlock()
-		return ErrNotHeld
+		return store.ErrNotHeld
 	}
 	woken := s.handOffLocked(key, now)
 	s.mu.Unlock()
@@ -192,12 +194,12 @@ func (s *MemoryStore) Release(_ context.Context, key, token string) error {
 }
 
 // TTL implements Store.
-func (s *MemoryStore) TTL(_ context.Context, key, token string) (time.Duration, error) {
+func (s *Store) TTL(_ context.Context, key, token string) (time.Duration, error) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.held(key, token, now) {
-		return 0, ErrNotHeld
+		return 0, store.ErrNotHeld
 	}
 	return s.locks[key].expires.Sub(now), nil
 }
@@ -207,14 +209,34 @@ func (s *MemoryStore) TTL(_ context.Context, key, token string) (time.Duration, 
 //
 // An entry whose lease had run out goes as a sweep drops it: its holder is
 // told, as it would be by the next caller to take the key.
-func (s *MemoryStore) Delete(key string) {
+func (s *Store) Delete(key string) {
 	s.mu.Lock()
 	cur, ok := s.locks[key]
 	delete(s.locks, key)
-	var lapsed []lapsedLock
+	var lapsed []func()
 	if ok && cur.lapse != nil && !time.Now().Before(cur.expires) {
-		lapsed = cur.lapse.fireInto(nil)
+		lapsed = lapseInto(cur.lapse, nil)
 	}
 	s.mu.Unlock()
 	finishLapses(lapsed)
+}
+
+// Kind implements Kinder.
+func (*Store) Kind() string { return "memory" }
+
+// lapseInto fires n, under the store's mutex, and adds the rest of the loss
+// to finish, for finishLapses once the mutex is let go.
+func lapseInto(n store.LapseNotice, finish []func()) []func() {
+	if f := n.Lapse(); f != nil {
+		finish = append(finish, f)
+	}
+	return finish
+}
+
+// finishLapses finishes the losses lapseInto marked; the store calls it
+// once it has let go of its mutex, and before it answers.
+func finishLapses(finish []func()) {
+	for _, f := range finish {
+		f()
+	}
 }

@@ -1,4 +1,4 @@
-package core
+package memorystore
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
-// memoryLines are a MemoryStore's lines of waiters and the subscriptions
+// memoryLines are a Store's lines of waiters and the subscriptions
 // that hear of its releases: the same rules as acquire.lua and release.lua,
 // in one process. The lines are guarded by the store's mutex; the
 // subscriptions by their own, so that waking never runs under the store's.
@@ -62,15 +64,15 @@ func (m *memoryLines) drop(key string) []string {
 }
 
 // handOffLocked passes key's lock to the head of its line, reserved for
-// HandOffTimeout, or frees it; it returns the waiter to wake, or "". The
+// store.HandOffTimeout, or frees it; it returns the waiter to wake, or "". The
 // caller holds mu.
-func (s *MemoryStore) handOffLocked(key string, now time.Time) string {
+func (s *Store) handOffLocked(key string, now time.Time) string {
 	head := s.lines.pop(key)
 	if head == "" {
 		delete(s.locks, key)
 		return ""
 	}
-	s.locks[key] = memoryLock{token: reservedFor(head), expires: now.Add(HandOffTimeout), fence: s.locks[key].fence}
+	s.locks[key] = memoryLock{token: reservedFor(head), expires: now.Add(store.HandOffTimeout), fence: s.locks[key].fence}
 	return head
 }
 
@@ -88,27 +90,27 @@ func (m *memoryLines) notify(key, waiter string) {
 	}
 }
 
-// AcquireQueued implements Waker.
-func (s *MemoryStore) AcquireQueued(ctx context.Context, l Lease, waiter string, withRecord bool) (Grant, []byte, error) {
+// AcquireQueued implements store.Waker.
+func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	if err := ctx.Err(); err != nil {
-		return Grant{}, nil, err
+		return store.Grant{}, nil, err
 	}
 	now := time.Now()
 	s.mu.Lock()
 	if withRecord {
 		if rec, ok := s.records.get(l.Key, now); ok {
 			s.mu.Unlock()
-			return Grant{}, rec, nil
+			return store.Grant{}, rec, nil
 		}
 	}
-	g, lapsed, err := s.acquireLocked(l, waiter, lapseFrom(ctx), now)
+	g, lapsed, err := s.acquireLocked(l, waiter, store.LapseNoticeFrom(ctx), now)
 	s.mu.Unlock()
 	finishLapses(lapsed)
 	return g, nil, err
 }
 
-// Leave implements Waker.
-func (s *MemoryStore) Leave(_ context.Context, key, waiter string) error {
+// Leave implements store.Waker.
+func (s *Store) Leave(_ context.Context, key, waiter string) error {
 	now := time.Now()
 	s.mu.Lock()
 	s.lines.leave(key, waiter)
@@ -121,8 +123,8 @@ func (s *MemoryStore) Leave(_ context.Context, key, waiter string) error {
 	return nil
 }
 
-// Subscribe implements Waker.
-func (s *MemoryStore) Subscribe(_, instance string, wake func(key, waiter string)) Subscription {
+// Subscribe implements store.Waker.
+func (s *Store) Subscribe(_, instance string, wake func(key, waiter string)) store.Subscription {
 	sub := &memorySub{wake: wake}
 	s.lines.mu.Lock()
 	if s.lines.subs == nil {

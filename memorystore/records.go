@@ -1,11 +1,11 @@
-package core
+package memorystore
 
 import "time"
 
-// DefaultMemoryRecordBytes bounds the records a MemoryStore keeps.
-const DefaultMemoryRecordBytes = 64 << 20
+// DefaultRecordBytes bounds the records a Store keeps.
+const DefaultRecordBytes = 64 << 20
 
-// memoryRecords keeps a MemoryStore's records, bounded by retention and by
+// memoryRecords keeps a Store's records, bounded by retention and by
 // size. Records leave in the order they were written: each expires at its
 // retention, and when the bytes go over the limit the oldest go first. The
 // caller holds the store's mutex.
@@ -44,7 +44,7 @@ func (r *memoryRecords) put(key string, value []byte, expires, now time.Time) {
 	r.drop(key)
 	r.seq++
 	// Never nil, even for an empty record: a nil record is how an acquire
-	// says there is none (see Recorder).
+	// says there is none (see store.Recorder).
 	r.byKey[key] = memoryRecord{value: append(make([]byte, 0, len(value)), value...), expires: expires, seq: r.seq}
 	r.order = append(r.order, recordRef{key, r.seq})
 	r.bytes += len(key) + len(value)

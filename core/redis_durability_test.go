@@ -1,0 +1,45 @@
+package core_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/redistest"
+)
+
+func TestRecordsDurable(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		durable bool
+		says    string
+	}{
+		{"none", nil, false, "every record is lost"},
+		{"aof", []string{"--appendonly", "yes"}, true, "appendonly yes"},
+		{"rdb", []string{"--save", "3600 1"}, true, "RDB snapshots only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t, tc.args...)
+			var d core.Durability = core.NewRedisStore(srv.Client(t))
+			durable, detail, err := d.RecordsDurable(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if durable != tc.durable || !strings.Contains(detail, tc.says) {
+				t.Fatalf("RecordsDurable = %v, %q; want %v and %q", durable, detail, tc.durable, tc.says)
+			}
+		})
+	}
+}
+
+// TestRecordsDurableRenamedConfig: a Redis whose CONFIG is renamed away (as
+// managed services do) cannot tell; the error says what was asked.
+func TestRecordsDurableRenamedConfig(t *testing.T) {
+	srv := redistest.Start(t, "--rename-command", "CONFIG", "")
+	_, _, err := core.NewRedisStore(srv.Client(t)).RecordsDurable(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "CONFIG GET appendonly") {
+		t.Fatalf("err = %v, want the CONFIG GET failure", err)
+	}
+}

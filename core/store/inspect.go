@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Holding is what the store says about a key at one moment. By the time it
+// is read the holder may have released, renewed or lost the lock: it is for
+// operators and dashboards, never for deciding whether to go ahead.
+type Holding struct {
+	// Held is true while someone holds the lock, or while a release has
+	// handed it to the next waiter in line (HandedOff).
+	Held bool
+	// HandedOff is true while the lock is held under the name of a waiter in
+	// line: a release handed it over, for at most HandOffTimeout if that
+	// waiter does not take it. On RedisStore a waiter holds the lock under
+	// its name, whether it was handed the lock or found it free, until it
+	// releases. Holder is that waiter's Locker's label.
+	HandedOff bool
+	// Lease is the holder's remaining lease; 0 when free (and when a lock
+	// was set by hand without an expiry). The holder's
+	// watchdog renews it, so it says how long a holder that died would still
+	// block the key, not when the work ends.
+	Lease time.Duration
+	// Fence is the last fence handed out for the key: the holder's, when
+	// held. RedisStore keeps it after the release (as long as the fence
+	// counter lives); MemoryStore only while the key is held; 0 when the
+	// store has none. RedlockStore gives the greatest any node handed out,
+	// which is above the holder's when a later attempt took a minority of
+	// the nodes (and gave them back).
+	Fence uint64
+	// Waiting is how many waiters stand in the key's line across instances,
+	// in a store that keeps one (see Waker); 0 otherwise. Inside one
+	// Locker only the first waiter of a key stands in the store's line, the
+	// others queue behind it in process, so this counts instances waiting
+	// rather than requests.
+	Waiting int
+	// Holder is the holder's label (WithHolder); "" when it set none.
+	Holder string
+	// StoreKey is the key the store uses: the prefix and the hashed key.
+	StoreKey string
+}
+
+// Inspector is implemented by stores that can say who holds a key without
+// changing anything: no lease, fence or line is touched. RedisStore,
+// RedlockStore and MemoryStore implement it.
+type Inspector interface {
+	// Inspect reads what the store holds for key, the namespaced key a
+	// Locker builds (Lease.Key); StoreKey is left for the Locker to fill.
+	// Holder is the part of the lock's value after its first '.' (see
+	// WithHolder); the token before it never leaves the store's answer.
+	Inspect(ctx context.Context, key string) (Holding, error)
+}
+
+// HolderSep joins a token and the Locker's holder label in the value a
+// store keeps for a lock. Tokens are base64url, which has no '.', so the
+// first '.' of a value is where the label starts.
+const HolderSep = "."
+
+// HolderOf is the holder label in a lock's stored value, "" when it has
+// none; the token before it is the holder's secret and stays out of any
+// answer.
+func HolderOf(value string) string {
+	_, label, _ := strings.Cut(value, HolderSep)
+	return label
+}
