@@ -1,0 +1,144 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// AcquireOrRecord implements core.Recorder: the key's record if it has
+// one, else Acquire; one transaction.
+func (s *Store) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+	return s.acquire(ctx, l, "", true)
+}
+
+// acquire is one transaction (and, on a refusal, a read of the holder's
+// lease): it takes the key for l.Token when the key is free, nobody stands
+// in its line but waiter at its head, and no cancel marker stands for the
+// token or the waiter. withRecord answers with the key's record instead
+// when there is one. A waiter that is turned away joins the line, once,
+// and watches the one ahead of it.
+func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+	start := time.Now()
+	if waiter != "" {
+		if err := s.lines.alive(waiter, start); err != nil {
+			return core.Grant{}, nil, err
+		}
+	}
+	ls, err := s.leases.current(ctx, l.TTL)
+	if err != nil {
+		return core.Grant{}, nil, err
+	}
+	for retried := false; ; retried = true {
+		g, rec, err := s.acquireOn(ctx, l, waiter, withRecord, ls, start)
+		if !retried && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			// etcd expired the lease before our clock said it could: the
+			// transaction took nothing; take a new lease.
+			ls.markDead()
+			if ls, err = s.leases.grant(ctx, seconds(l.TTL)); err != nil {
+				return core.Grant{}, nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return core.Grant{}, nil, s.failure("acquire", err)
+		}
+		return g, rec, nil
+	}
+}
+
+func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls *lease, start time.Time) (core.Grant, []byte, error) {
+	key, lp := l.Key, linePrefix(l.Key)
+	free := []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(markerKey(key, l.Token)), "=", 0),
+	}
+	var lk string
+	if waiter != "" {
+		lk = lineKey(key, waiter)
+		if wm := markerKey(key, handedOverToken(waiter)); wm != markerKey(key, l.Token) {
+			free = append(free, clientv3.Compare(clientv3.CreateRevision(wm), "=", 0))
+		}
+	}
+	markers := free[1:]
+	take := []clientv3.Op{clientv3.OpPut(key, l.Token, clientv3.WithLease(ls.id))}
+	refused := []clientv3.Op{clientv3.OpGet(key)}
+	cond := append([]clientv3.Cmp(nil), free...)
+	if rev := s.lines.rev(waiter, key); rev > 0 {
+		// In line already: take it only at the line's head.
+		cond = append(cond,
+			clientv3.Compare(clientv3.CreateRevision(lk), "=", rev),
+			clientv3.Compare(clientv3.CreateRevision(lp), ">", rev-1).WithPrefix())
+	} else {
+		cond = append(cond, clientv3.Compare(clientv3.CreateRevision(lp), "=", 0).WithPrefix())
+	}
+	if waiter != "" {
+		take = append(take, clientv3.OpDelete(lk))
+		join := append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(lk), "=", 0)}, markers...)
+		refused = append(refused,
+			clientv3.OpTxn(join, []clientv3.Op{clientv3.OpPut(lk, "", clientv3.WithLease(ls.id))}, nil),
+			clientv3.OpGet(lp, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)))
+	}
+	inner := clientv3.OpTxn(cond, take, refused)
+
+	var r *clientv3.TxnResponse
+	var err error
+	if withRecord {
+		rk := recordKey(key)
+		r, err = s.c.Txn(reqCtx(ctx)).
+			If(clientv3.Compare(clientv3.CreateRevision(rk), "=", 0)).
+			Then(inner).
+			Else(clientv3.OpGet(rk)).
+			Commit()
+		if err != nil {
+			return core.Grant{}, nil, err
+		}
+		if !r.Succeeded {
+			kvs := r.Responses[0].GetResponseRange().Kvs
+			if len(kvs) > 0 {
+				// Never nil, even when empty: nil says there is none.
+				return core.Grant{}, append([]byte{}, kvs[0].Value...), nil
+			}
+			return core.Grant{}, nil, errors.New("etcdstore: the record vanished inside a transaction")
+		}
+	} else {
+		r, err = s.c.Txn(reqCtx(ctx)).If(cond...).Then(take...).Else(refused...).Commit()
+		if err != nil {
+			return core.Grant{}, nil, err
+		}
+	}
+	rev := r.Header.Revision
+	succeeded, resps := r.Succeeded, r.Responses
+	if withRecord {
+		t := r.Responses[0].GetResponseTxn()
+		succeeded, resps = t.Succeeded, t.Responses
+	}
+	if succeeded {
+		s.held.add(l.Token, key, rev)
+		if waiter != "" {
+			s.lines.done(waiter)
+		}
+		return core.Grant{Fence: uint64(rev), Validity: ls.validity(l.TTL, start)}, nil, nil
+	}
+
+	var holder *mvccpb.KeyValue
+	if kvs := resps[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		holder = kvs[0]
+	}
+	if waiter != "" {
+		s.lines.queued(waiter, key, lk, holder, resps[2].GetResponseRange().Kvs, rev)
+	}
+	taken := &core.NotObtainedError{}
+	if holder != nil {
+		// Best effort: a holder whose lease cannot be read is still one.
+		if left, err := s.leaseLeft(ctx, clientv3.LeaseID(holder.Lease)); err == nil {
+			taken.Remaining = left
+		}
+	}
+	return core.Grant{}, nil, taken
+}

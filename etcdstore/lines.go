@@ -1,0 +1,270 @@
+package etcdstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Waiters stand in a key's line as keys K/line/<waiter> on their store's
+// lease, served in the order etcd created them (create revision), as in
+// ZooKeeper's lock recipe: each watches only the one ahead of it, the head
+// watches the lock, and a deletion wakes only the one behind. There is no
+// hand-off to time out: the head takes the lock with its next attempt, in
+// one transaction that checks it is still the head. A waiter whose process
+// died leaves the line when its lease expires.
+
+// handedOverToken is the token under which core's Locker has every attempt
+// of one wait run when the store hands locks over (store.HandedOverToken):
+// a Leave frees a lock held under it.
+func handedOverToken(waiter string) string { return "~" + waiter }
+
+// lines are this store's waiters, the subscriptions that hear of their
+// turn, and the keep-alive of the leases they stand in line on.
+type lines struct {
+	s *Store
+
+	mu        sync.Mutex
+	subs      map[string]func(key, waiter string) // by instance
+	waits     map[string]*wait                    // by waiter
+	keeping   bool                                // the keep-alive loop runs
+	kick      chan struct{}                       // cap 1: waits changed
+}
+
+// wait is one waiter of this store standing in a key's line.
+type wait struct {
+	key   string
+	rev   int64 // create revision of its line key
+	lease *lease
+	stop  context.CancelFunc // ends its watch
+}
+
+func (ls *lines) init(s *Store) {
+	ls.s = s
+	ls.subs = make(map[string]func(key, waiter string))
+	ls.waits = make(map[string]*wait)
+	ls.kick = make(chan struct{}, 1)
+}
+
+// rev is the create revision of waiter's line key for key, 0 if it has not
+// joined (or not this key's line).
+func (ls *lines) rev(waiter, key string) int64 {
+	if waiter == "" {
+		return 0
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if w := ls.waits[waiter]; w != nil && w.key == key {
+		return w.rev
+	}
+	return 0
+}
+
+// alive fails with ErrLeaseExpired when waiter stands in line on a lease
+// that etcd expired, or may have: its place went with it.
+func (ls *lines) alive(waiter string, now time.Time) error {
+	ls.mu.Lock()
+	w := ls.waits[waiter]
+	ls.mu.Unlock()
+	if w != nil && w.lease != nil && w.lease.isDead(now) {
+		return fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
+	}
+	return nil
+}
+
+// queued records that waiter was turned away at revision at, standing in
+// line (lineKVs, in create order, holds its key unless a cancel marker kept
+// it out), and watches the one ahead of it: the waiter before it, or the
+// lock itself for the head.
+func (ls *lines) queued(waiter, key, lk string, holder *mvccpb.KeyValue, lineKVs []*mvccpb.KeyValue, at int64) {
+	pred, rev, leaseID := "", int64(0), clientv3.NoLease
+	for i, kv := range lineKVs {
+		if string(kv.Key) == lk {
+			rev, leaseID = kv.CreateRevision, clientv3.LeaseID(kv.Lease)
+			if i == 0 {
+				pred = key
+			} else {
+				pred = string(lineKVs[i-1].Key)
+			}
+			break
+		}
+	}
+	if rev == 0 {
+		return
+	}
+	predGone := pred == key && holder == nil
+	ls.s.leases.mu.Lock()
+	l := ls.s.leases.byID[leaseID]
+	ls.s.leases.mu.Unlock()
+
+	ctx, stop := context.WithCancel(ls.s.c.Ctx())
+	ls.mu.Lock()
+	if old := ls.waits[waiter]; old != nil && old.stop != nil {
+		old.stop()
+	}
+	ls.waits[waiter] = &wait{key: key, rev: rev, lease: l, stop: stop}
+	if !ls.keeping {
+		ls.keeping = true
+		go ls.keepAlive()
+	}
+	ls.mu.Unlock()
+	if predGone {
+		// The head, and the lock was free: try again at once.
+		stop()
+		ls.wake(key, waiter)
+		return
+	}
+	go ls.watch(ctx, key, waiter, pred, at+1)
+}
+
+// watch wakes waiter when pred is deleted after revision from, or when the
+// watch fails (a lost leader, a compaction): it looks for itself then.
+func (ls *lines) watch(ctx context.Context, key, waiter, pred string, from int64) {
+	wch := ls.s.c.Watch(clientv3.WithRequireLeader(ctx), pred, clientv3.WithRev(from), clientv3.WithFilterPut())
+	for resp := range wch {
+		if resp.Err() != nil || resp.Canceled {
+			break
+		}
+		if len(resp.Events) > 0 {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return // stopped: the waiter got the lock, left, or tried again
+	}
+	ls.wake(key, waiter)
+}
+
+// wake tells waiter's subscription that it is its turn.
+func (ls *lines) wake(key, waiter string) {
+	instance, _, _ := strings.Cut(waiter, "/")
+	ls.mu.Lock()
+	wake := ls.subs[instance]
+	ls.mu.Unlock()
+	if wake != nil {
+		wake(key, waiter)
+	}
+}
+
+// done forgets waiter: it got the lock, or left.
+func (ls *lines) done(waiter string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if w := ls.waits[waiter]; w != nil {
+		if w.stop != nil {
+			w.stop()
+		}
+		delete(ls.waits, waiter)
+		select {
+		case ls.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// keepAlive keeps the leases of this store's waiters alive while any
+// stands in line, a third of the way through each; a lease etcd expired
+// wakes its waiters, whose next attempt says so (ErrLeaseExpired). It
+// returns once nobody waits.
+func (ls *lines) keepAlive() {
+	for {
+		ls.mu.Lock()
+		if len(ls.waits) == 0 {
+			ls.keeping = false
+			ls.mu.Unlock()
+			return
+		}
+		leases := make(map[*lease][]string)
+		for id, w := range ls.waits {
+			if w.lease != nil {
+				leases[w.lease] = append(leases[w.lease], id)
+			}
+		}
+		ls.mu.Unlock()
+		next := time.Hour
+		for l, waiters := range leases {
+			length := time.Duration(l.secs) * time.Second
+			ctx, cancel := context.WithTimeout(ls.s.c.Ctx(), length/3)
+			err := ls.s.leases.keepAlive(ctx, l, length*2/3)
+			cancel()
+			if l.isDead(time.Now()) {
+				for _, w := range waiters {
+					ls.mu.Lock()
+					key := ""
+					if ww := ls.waits[w]; ww != nil {
+						key = ww.key
+					}
+					ls.mu.Unlock()
+					ls.wake(key, w)
+				}
+				continue
+			}
+			gap := length / 3
+			if err != nil {
+				gap = length / 10
+			}
+			next = min(next, gap)
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-t.C:
+		case <-ls.kick:
+			t.Stop()
+		case <-ls.s.c.Ctx().Done():
+			t.Stop()
+			ls.mu.Lock()
+			ls.keeping = false
+			ls.mu.Unlock()
+			return
+		}
+	}
+}
+
+// Subscribe implements core.Waker: wake is called with the key and the
+// waiter when the one ahead of the waiter in line is gone. Nothing is
+// opened here: each waiter's watch starts at the revision of its own
+// attempt, so a release after that attempt is never missed.
+func (s *Store) Subscribe(_, instance string, wake func(key, waiter string)) core.Subscription {
+	s.lines.mu.Lock()
+	s.lines.subs[instance] = wake
+	s.lines.mu.Unlock()
+	return subscription{}
+}
+
+type subscription struct{}
+
+func (subscription) Hold(context.Context) (func(), error) { return func() {}, nil }
+
+// AcquireQueued implements core.Waker: Acquire for a waiter, who joins the
+// line when turned away, in the same transaction.
+func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+	return s.acquire(ctx, l, waiter, withRecord)
+}
+
+// Leave implements core.Waker: one transaction takes waiter out of the
+// line, frees a lock held under its name, and leaves a cancel marker for
+// its name, so that an attempt of its still on its way takes nothing.
+func (s *Store) Leave(ctx context.Context, key, waiter string) error {
+	s.lines.done(waiter)
+	ml, err := s.pools.get(ctx, s.markerTTL)
+	if err != nil {
+		return err
+	}
+	tok := handedOverToken(waiter)
+	_, err = s.c.Txn(reqCtx(ctx)).Then(
+		clientv3.OpDelete(lineKey(key, waiter)),
+		clientv3.OpPut(markerKey(key, tok), "", clientv3.WithLease(ml)),
+		clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.Value(key), "=", tok)}, []clientv3.Op{clientv3.OpDelete(key)}, nil),
+	).Commit()
+	if err != nil {
+		return s.failure("leave", err)
+	}
+	s.held.forget(tok)
+	return nil
+}

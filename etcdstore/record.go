@@ -1,0 +1,119 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Records and cancel markers must outlive what wrote them by a set time
+// (the retention, the marker's life) and then go. Each lives on a lease
+// that nobody keeps alive: a lease of the time plus a tenth of it (at
+// least a second) serves every key written in that tenth, so a key lives
+// at least its time and at most a tenth longer, and one grant serves many
+// writes.
+type expiringPools struct {
+	s     *Store
+	mu    sync.Mutex
+	byLen map[int64]pooled
+}
+
+type pooled struct {
+	id          clientv3.LeaseID
+	reuseBefore time.Time
+}
+
+func (p *expiringPools) init(s *Store) {
+	p.s = s
+	p.byLen = make(map[int64]pooled)
+}
+
+// get returns a lease under which a key written now lives at least d.
+func (p *expiringPools) get(ctx context.Context, d time.Duration) (clientv3.LeaseID, error) {
+	secs := seconds(d)
+	now := time.Now()
+	p.mu.Lock()
+	if l, ok := p.byLen[secs]; ok && now.Before(l.reuseBefore) {
+		p.mu.Unlock()
+		return l.id, nil
+	}
+	p.mu.Unlock()
+	slack := max(secs/10, 1)
+	r, err := p.s.c.Grant(reqCtx(ctx), secs+slack)
+	if err != nil {
+		return 0, p.s.failure("grant lease", err)
+	}
+	p.mu.Lock()
+	p.byLen[secs] = pooled{id: r.ID, reuseBefore: now.Add(time.Duration(slack) * time.Second)}
+	p.mu.Unlock()
+	return r.ID, nil
+}
+
+// drop forgets id, which etcd no longer has.
+func (p *expiringPools) drop(id clientv3.LeaseID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, l := range p.byLen {
+		if l.id == id {
+			delete(p.byLen, k)
+		}
+	}
+}
+
+// withPooled runs op with a pooled lease of d, once more with a new one if
+// etcd no longer has it.
+func (s *Store) withPooled(ctx context.Context, d time.Duration, op func(clientv3.LeaseID) error) error {
+	for retried := false; ; retried = true {
+		id, err := s.pools.get(ctx, d)
+		if err != nil {
+			return err
+		}
+		err = op(id)
+		if !retried && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			s.pools.drop(id)
+			continue
+		}
+		return err
+	}
+}
+
+// ReleaseRecording implements core.Recorder: one transaction, if the token
+// still holds the key, writes the record (kept for retention, rounded up
+// to the second, and at most a tenth longer), deletes the lock, and drops
+// the line: every waiter's watch fires, and each finds the record.
+func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+	var ok bool
+	err := s.withPooled(ctx, retention, func(id clientv3.LeaseID) error {
+		r, err := s.c.Txn(reqCtx(ctx)).
+			If(clientv3.Compare(clientv3.Value(key), "=", token)).
+			Then(
+				clientv3.OpPut(recordKey(key), string(record), clientv3.WithLease(id)),
+				clientv3.OpDelete(key),
+				clientv3.OpDelete(linePrefix(key), clientv3.WithPrefix()),
+			).Commit()
+		if err == nil {
+			ok = r.Succeeded
+		}
+		return err
+	})
+	if err != nil {
+		return s.failure("release recording", err)
+	}
+	s.held.forget(token)
+	if !ok {
+		return core.ErrNotHeld
+	}
+	return nil
+}
+
+// RecordsDurable implements core.Durability: etcd writes every change to
+// its log on a majority of members before it answers, and keeps leases
+// across restarts.
+func (s *Store) RecordsDurable(context.Context) (bool, string, error) {
+	return true, "etcd commits every write to a majority of members' logs; records live on leases that survive restarts", nil
+}

@@ -1,0 +1,187 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Store keeps locks in etcd. It implements core.Store and every optional
+// part of the contract: Canceler, Recorder, Waker, Inspector. Make one per
+// client and share it: its locks share its leases (see lease.go), so one
+// keep-alive renews them all.
+type Store struct {
+	c *clientv3.Client
+
+	markerTTL time.Duration
+
+	leases leases
+	pools  expiringPools // leases of records and cancel markers
+	held   heldLocks     // token → lock, for Guard
+	lines  lines         // this process's waiters and their watches
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMarkerTTL sets how long a cancelled acquire is kept from taking the
+// lock should it land late (default one minute, and never less than a
+// second).
+func WithMarkerTTL(d time.Duration) Option {
+	return func(s *Store) { s.markerTTL = max(d, time.Second) }
+}
+
+// DefaultMarkerTTL is how long a cancel marker lives unless WithMarkerTTL
+// says otherwise: an acquire that reaches etcd later than this after its
+// caller gave up may still take the lock.
+const DefaultMarkerTTL = time.Minute
+
+// New returns a Store over c. It panics if c is nil.
+func New(c *clientv3.Client, opts ...Option) *Store {
+	if c == nil {
+		panic("etcdstore: New: nil client")
+	}
+	s := &Store{c: c, markerTTL: DefaultMarkerTTL}
+	for _, o := range opts {
+		o(s)
+	}
+	s.leases.init(s)
+	s.pools.init(s)
+	s.lines.init(s)
+	return s
+}
+
+// Kind names the store in telemetry.
+func (s *Store) Kind() string { return "etcd" }
+
+// TellsLapses reports false: a holder learns of a lost lease from its own
+// clock, not from the store.
+func (s *Store) TellsLapses() bool { return false }
+
+// Key layout, all derived from the lock's key K (the Locker's prefix and
+// {hash}):
+//
+//	K                the lock: value the holder's token, on the holder's
+//	                 lease; its create revision is the fence
+//	K/line/<waiter>  a waiter in line, on its store's lease; the line is in
+//	                 create-revision order
+//	K/record         the record, on a lease that ends with its retention
+//	K/cancel/<hash>  a cancel marker: an acquire with that token (or that
+//	                 waiter's) takes nothing while it lives
+func lineKey(key, waiter string) string { return key + "/line/" + waiter }
+func linePrefix(key string) string      { return key + "/line/" }
+func recordKey(key string) string       { return key + "/record" }
+func markerKey(key, token string) string {
+	h := sha256.Sum256([]byte(token))
+	return key + "/cancel/" + hex.EncodeToString(h[:12])
+}
+
+// reqCtx makes a request fail at once, rather than hang, on a member that
+// has lost its leader (a partition, a majority down).
+func reqCtx(ctx context.Context) context.Context { return clientv3.WithRequireLeader(ctx) }
+
+// failure wraps an error of the client: ErrStoreClosed once it was closed.
+func (s *Store) failure(op string, err error) error {
+	if s.c.Ctx().Err() != nil {
+		return fmt.Errorf("etcdstore: %s: %w: %w", op, core.ErrStoreClosed, err)
+	}
+	return fmt.Errorf("etcdstore: %s: %w", op, err)
+}
+
+// Acquire implements core.Store: one transaction takes the key if it is
+// free and nobody stands in its line.
+func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+	g, _, err := s.acquire(ctx, l, "", false)
+	return g, err
+}
+
+// Release implements core.Store: one transaction deletes the key if the
+// token still holds it. The head of the line watches the key and is woken
+// by the deletion.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	r, err := s.c.Txn(reqCtx(ctx)).
+		If(clientv3.Compare(clientv3.Value(key), "=", token)).
+		Then(clientv3.OpDelete(key)).
+		Commit()
+	if err != nil {
+		return s.failure("release", err)
+	}
+	s.held.forget(token)
+	if !r.Succeeded {
+		return core.ErrNotHeld
+	}
+	return nil
+}
+
+// TTL implements core.Store: the remaining lease of the key token holds.
+func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+	r, err := s.c.Get(reqCtx(ctx), key)
+	if err != nil {
+		return 0, s.failure("ttl", err)
+	}
+	if len(r.Kvs) == 0 || string(r.Kvs[0].Value) != token {
+		return 0, core.ErrNotHeld
+	}
+	return s.leaseLeft(ctx, clientv3.LeaseID(r.Kvs[0].Lease))
+}
+
+// leaseLeft is how long lease id has left: by this store's own reckoning
+// when it is one of its own, else as etcd says, to the second.
+func (s *Store) leaseLeft(ctx context.Context, id clientv3.LeaseID) (time.Duration, error) {
+	if id == clientv3.NoLease {
+		return 0, nil
+	}
+	if left, ok := s.leases.left(id, time.Now()); ok {
+		return left, nil
+	}
+	r, err := s.c.TimeToLive(reqCtx(ctx), id)
+	if err != nil {
+		return 0, s.failure("ttl", err)
+	}
+	return time.Duration(max(r.TTL, 0)) * time.Second, nil
+}
+
+// heldLocks maps the tokens of the locks this store granted to their keys
+// and fences, so that Guard can name the key of a core.Lock.
+type heldLocks struct {
+	mu sync.Mutex
+	m  map[string]heldLock
+}
+
+type heldLock struct {
+	key   string
+	fence int64
+}
+
+func (h *heldLocks) add(token, key string, fence int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = make(map[string]heldLock)
+	}
+	h.m[token] = heldLock{key, fence}
+}
+
+func (h *heldLocks) forget(token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.m, token)
+}
+
+func (h *heldLocks) get(token string) (heldLock, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, ok := h.m[token]
+	return l, ok
+}
+
+// ErrLeaseExpired is returned to a waiter whose lease etcd let expire (its
+// place in line went with it) and to an acquire on it: it stops waiting.
+var ErrLeaseExpired = errors.New("etcdstore: lease expired")
