@@ -6,24 +6,60 @@ import (
 	"strings"
 )
 
-// IdempotencyKey uses the Idempotency-Key header as the IETF draft defines
-// it: one structured-field String (RFC 8941), so the value is quoted:
+// IdempotencyKey uses the Idempotency-Key header, as the IETF draft defines
+// it (one structured-field String, RFC 8941: quoted) or as most clients
+// send it (plain, as Stripe's do): both of these are the key pay-1, the same
+// lock and the same record.
+//
+//	Idempotency-Key: "pay-1"
+//	Idempotency-Key: pay-1
+//
+// See ParseIdempotencyKeyLenient for the rules. No header means no key; an
+// empty value (quoted or not), a quoted one that is not a structured-field
+// string, or more than one header line is an error (400). To accept the
+// draft's form only, use StrictIdempotencyKey.
+func IdempotencyKey() KeyFunc { return idempotencyKey(ParseIdempotencyKeyLenient) }
+
+// StrictIdempotencyKey uses the Idempotency-Key header as the IETF draft
+// defines it, and only so: one structured-field String (RFC 8941), quoted:
 //
 //	Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"
 //
 // Parameters after the string are allowed and ignored, as RFC 8941 asks. No
 // header means no key. An unquoted value, an empty string (quoted or not:
-// an empty header too) or more than one header line is an error (400). For clients that send the key unquoted, use
-// FromHeader(HeaderIdempotencyKey), which takes the value as it is.
-func IdempotencyKey() KeyFunc {
+// an empty header too) or more than one header line is an error (400).
+func StrictIdempotencyKey() KeyFunc { return idempotencyKey(ParseIdempotencyKey) }
+
+func idempotencyKey(parse func(string) (string, error)) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		vs := r.Header[HeaderIdempotencyKey]
 		v, err := single(vs)
 		if err != nil || len(vs) == 0 {
 			return "", err
 		}
-		return ParseIdempotencyKey(v) // an empty one is an error too
+		return parse(v) // an empty one is an error too
 	}
+}
+
+// ParseIdempotencyKeyLenient returns the key in an Idempotency-Key field
+// value sent quoted or plain, or an error wrapping ErrIdempotencyKeySyntax.
+// A value that starts with a double quote (after spaces) is parsed as
+// ParseIdempotencyKey does, parameters and all. Any other is the key as it
+// is, spaces and tabs around it trimmed; it must not be empty, and must hold
+// no double quote (a quoted string gone wrong) and no comma (two header
+// lines a proxy joined into one: which is the key would be a guess).
+func ParseIdempotencyKeyLenient(v string) (string, error) {
+	t := strings.Trim(v, " \t")
+	switch {
+	case strings.HasPrefix(t, `"`):
+		return ParseIdempotencyKey(v)
+	case t == "":
+		return "", fmt.Errorf("%w: empty", ErrIdempotencyKeySyntax)
+	}
+	if i := strings.IndexAny(t, `",`); i >= 0 {
+		return "", fmt.Errorf("%w: %q in an unquoted key", ErrIdempotencyKeySyntax, t[i])
+	}
+	return t, nil
 }
 
 // ParseIdempotencyKey returns the key in an Idempotency-Key field value, or

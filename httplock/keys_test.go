@@ -39,6 +39,7 @@ func TestExtractors(t *testing.T) {
 		{"query twice", httplock.FromQuery("dup"), "", httplock.ErrMultipleValues},
 		{"header empty", httplock.FromHeader("X-Empty"), "", httplock.ErrEmptyValue},
 		{"idempotency key empty", httplock.IdempotencyKey(), "", httplock.ErrIdempotencyKeySyntax},
+		{"strict idempotency key empty", httplock.StrictIdempotencyKey(), "", httplock.ErrIdempotencyKeySyntax},
 		{"query empty", httplock.FromQuery("blank"), "", httplock.ErrEmptyValue},
 		{"path", httplock.FromPathValue("id"), "42", nil},
 		{"context absent", httplock.FromContext(ctxKey{}), "", httplock.ErrNoContextValue},
