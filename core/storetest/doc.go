@@ -1,4 +1,88 @@
-// Package storetest is the store contract of package core as a test suite:
-// a store's own test runs it against the store with Run and a Harness, and
-// every promise the store makes is checked, by name, as a subtest.
+// Package storetest is the store contract of package core as a test suite.
+// A store, in this repository or outside it, proves it keeps the contract
+// by running the suite from its own test:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, storetest.Harness{
+//			New: func(t testing.TB) core.Store { return mystore.New(client(t)) },
+//		})
+//	}
+//
+// Run checks each promise as a subtest named "group/promise" (Promises
+// lists them), so a failure names the promise broken. It reads which
+// optional interfaces the store implements (core.Canceler, core.Recorder,
+// core.Waker, core.Granter, core.Inspector, core.LapseTeller, core.Kinder;
+// Offers lists them) and checks those too; a promise of an interface the
+// store does not implement is skipped with a message that says so.
+//
+// # The promises
+//
+//   - exclusion: one holder at a time, at the store (goroutines racing
+//     Acquire and Release) and through Lockers (Do); keys are independent.
+//   - fences: strictly greater for each holder of a key, after a release,
+//     after a lease ran out, and under contention.
+//   - stale: a holder whose lease ran out, a token that never held the key,
+//     or a second Release, get ErrNotHeld and leave the newer holder its
+//     lock (Release, Extend, TTL; and through a Locker).
+//   - lease: Grant.Validity and Renewal.Validity are within (0, TTL]; a
+//     taken key says how long its holder's lease runs; a lease not renewed
+//     runs out, never before the holder's validity ends; Extend renews, and
+//     answers a batch in order.
+//   - records (Recorder): the holder's ReleaseRecording writes the record
+//     and frees the key, a token that does not hold the lock writes
+//     nothing, an empty record is a non-nil record, a record lasts its
+//     retention and then goes, a waiter asking for the record gets it, and
+//     a Locker's Once runs its function once.
+//   - lines (Waker): waiters are handed the lock in the turn they joined,
+//     with growing fences; one that leaves passes its turn on; one that
+//     never claims holds the key up for HandOffBound at most; a release
+//     wakes the head of the line through its subscription; through
+//     Lockers, the same order, and a release wakes a waiter of the same
+//     Locker whose backoff would sleep a minute.
+//   - cancel (Canceler): an acquire cancelled before it lands takes
+//     nothing; a cancel frees a lock that did land; with the Slow hook, an
+//     acquire (and one that asks for the record) whose caller gave up while
+//     its bytes were held lands after the Locker's cancel and takes nothing.
+//   - inspect (Inspector): a free key, a held one (the holder's label, never
+//     its token), the line, a hand-off; and Inspect changes nothing.
+//   - contract: a Granter's hand-off carries a fence above what the waiter
+//     was last told and is held under core's HandedOverToken; a store that
+//     tells lapses tells a lapsed holder before the next acquire returns;
+//     Kind is a short lower-case name; with the Close hook, the calls a
+//     Locker retries after a closed client wrap core.ErrStoreClosed.
+//
+// Every wait in the suite is bounded only to fail a hang; no assertion is
+// about speed. The bounds (and the leases) scale with Harness.MinTTL.
+//
+// # The harness
+//
+// New is the only field required. It returns a store for one test: a fresh
+// one, or the same shared one, since the suite's keys are its own (a
+// random part under Prefix). The optional fields:
+//
+//   - Prefix: the namespace every key the suite uses starts with.
+//   - MinTTL: the shortest lease the store honours exactly; a store with
+//     whole-second leases says so, and the suite's leases and waits grow.
+//   - HandOffBound: how long a lock handed to a waiter that never claims
+//     it keeps the key, if not core.HandOffTimeout.
+//   - Slow: a store whose next command for a key the test can hold on its
+//     way and let land later: through a TCP proxy, say (this repository
+//     uses internal/faultproxy). It proves the late-landing promises.
+//   - Writes: how many writes the store's backend has taken, to prove
+//     Inspect writes nothing.
+//   - Close: closes the store's client, to check core.ErrStoreClosed.
+//   - Waive: the promises the store does not make, each with its reason
+//     (a RedlockStore's fences only almost always grow, and its releases
+//     hand the lock to nobody). A waiver that names no promise fails.
+//
+// # Without a hook
+//
+// A store that gives no Slow hook but can be reached late (any network
+// store: it should implement core.Canceler) must show in its own tests
+// that an acquire whose caller gave up, delivered after the Locker's
+// Cancel, takes nothing; and so must an acquire that asks for the record
+// and one of a waiter in line, which must not rejoin the line. A store
+// without Writes must show some other way that Inspect neither extends a
+// lease, advances a fence nor touches a line, and a store without Close
+// that its client's closing is ErrStoreClosed.
 package storetest

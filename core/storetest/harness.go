@@ -43,6 +43,11 @@ type Harness struct {
 	// it Inspect is only checked not to change what the store answers.
 	Writes func(t testing.TB, s core.Store) int64
 
+	// Close, when set, closes the client under s (a store New returned),
+	// so that the suite can check the store then says core.ErrStoreClosed.
+	// A store with no client to close leaves it nil.
+	Close func(t testing.TB, s core.Store)
+
 	// Waive names the promises the store does not make, each with the
 	// reason, by the subtest's path under Run ("fences/strict", say). A
 	// waived promise is skipped with its reason; a name that is no promise

@@ -22,12 +22,6 @@ var linePromises = []promise{
 
 const linesMeaning = "no lines across instances: waiters poll with their backoff"
 
-// granter is core.Granter, spelled out: a store whose release hands the
-// lock to the head of the line.
-type granter interface {
-	SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) core.Subscription
-}
-
 // waiterIn is a waiter of instance, as a Locker names its waiters.
 func waiterIn(instance string) string { return instance + "/" + random() }
 
@@ -37,7 +31,7 @@ func waiterIn(instance string) string { return instance + "/" + random() }
 // serves one acquire (a store may cancel one it refused).
 func (f *fixture) waitLease(key, waiter string) core.Lease {
 	l := f.lease(key, f.h.long())
-	if _, ok := f.s.(granter); ok {
+	if _, ok := f.s.(core.Granter); ok {
 		l.Token = "~" + waiter
 	}
 	return l

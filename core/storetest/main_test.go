@@ -8,7 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("STORETEST_BROKEN") != "" {
+	if os.Getenv(brokenEnv) != "" {
 		// A child run of the suite against a broken store: its failures
 		// are the point, and its leaks are the broken store's.
 		os.Exit(m.Run())

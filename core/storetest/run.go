@@ -59,6 +59,9 @@ func Run(t *testing.T, h Harness) {
 			t.Fatalf("storetest: Harness.Waive names %q, which is no promise or group (see Promises)", name)
 		}
 	}
+	if s := h.New(t); s != nil {
+		t.Logf("storetest: the store (%T) offers %v beyond core.Store", s, Offers(s))
+	}
 	for _, g := range groups() {
 		t.Run(g.name, func(t *testing.T) {
 			if why, ok := h.Waive[g.name]; ok {

@@ -49,6 +49,10 @@ func TestRedisStoreConformance(t *testing.T) {
 			}}
 		},
 		Writes: writes,
+		Close: func(t testing.TB, s core.Store) {
+			c, _ := servers.Load(s)
+			_ = c.(*redis.Client).Close()
+		},
 	})
 }
 

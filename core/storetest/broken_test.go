@@ -1,0 +1,168 @@
+package storetest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/core/storetest"
+)
+
+// The suite must fail a store that breaks a promise. Each case below runs
+// the suite's group in a child process of this test binary, against the
+// memory store with one thing broken, and checks that the promises it
+// breaks fail there; the same store with nothing broken passes them all.
+
+// brokenEnv names, in a child run, what its store breaks.
+const brokenEnv = "STORETEST_BROKEN"
+
+var brokenCases = []struct {
+	breaks string
+	group  string
+	fails  []string // the promises that must fail
+}{
+	{"release-ignores-token", "stale", []string{"stale/release-after-expiry", "stale/wrong-token", "stale/double-release", "stale/locker"}},
+	{"fences-repeat", "fences", []string{"fences/after-release", "fences/after-expiry", "fences/contention"}},
+	{"validity-past-lease", "lease", []string{"lease/validity", "lease/expiry"}},
+	{"empty-record-nil", "records", []string{"records/empty"}},
+	{"wakes-nobody", "lines", []string{"lines/wake-on-release"}},
+	{"inspect-takes-free-keys", "inspect", []string{"inspect/read-only"}},
+	{"cancel-forgets", "cancel", []string{"cancel/before-landing"}},
+	{"lapse-untold", "contract", []string{"contract/lapse-notice"}},
+}
+
+func TestSuiteFailsBrokenStores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite in child processes")
+	}
+	var groups []string
+	for _, bc := range brokenCases {
+		groups = append(groups, bc.group)
+	}
+	t.Run("nothing-broken", func(t *testing.T) {
+		out, err := runBrokenChild(t, "nothing", "^("+strings.Join(groups, "|")+")$")
+		if err != nil || strings.Contains(out, "--- FAIL") {
+			t.Fatalf("the suite fails the memory store wrapped with nothing broken (%v):\n%s", err, out)
+		}
+	})
+	for _, bc := range brokenCases {
+		t.Run(bc.breaks, func(t *testing.T) {
+			var names []string
+			for _, p := range bc.fails {
+				names = append(names, strings.TrimPrefix(p, bc.group+"/"))
+			}
+			out, err := runBrokenChild(t, bc.breaks, "^"+bc.group+"$/^("+strings.Join(names, "|")+")$")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the suite passed a store whose %s (%v):\n%s", bc.breaks, err, out)
+			}
+			for _, p := range bc.fails {
+				if !strings.Contains(out, "--- FAIL: TestBrokenStore/"+p+" (") {
+					t.Errorf("the suite did not fail %s for a store whose %s:\n%s", p, bc.breaks, out)
+				}
+			}
+		})
+	}
+}
+
+// runBrokenChild runs the promises of TestBrokenStore that match run (a
+// -test.run pattern below it) in a child process, against a store that
+// breaks what breaks names.
+func runBrokenChild(t *testing.T, breaks, run string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$/"+run, "-test.v", "-test.count=1", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), brokenEnv+"="+breaks)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestBrokenStore is the child run: the suite against a store that breaks
+// what $STORETEST_BROKEN says.
+func TestBrokenStore(t *testing.T) {
+	breaks := os.Getenv(brokenEnv)
+	if breaks == "" {
+		t.Skip("run as a child of TestSuiteFailsBrokenStores")
+	}
+	if !regexp.MustCompile(`^[a-z-]+$`).MatchString(breaks) {
+		t.Fatalf("%s=%q", brokenEnv, breaks)
+	}
+	storetest.Run(t, storetest.Harness{
+		New: func(testing.TB) core.Store { return &brokenStore{MemoryStore: core.NewMemoryStore(), breaks: breaks} },
+	})
+}
+
+// brokenStore is a memory store with a cancel of its own (the memory
+// store needs none), which breaks one promise on demand.
+type brokenStore struct {
+	*core.MemoryStore
+	breaks    string
+	cancelled sync.Map // tokens whose acquire was cancelled
+}
+
+var errCancelled = errors.New("brokenStore: acquire cancelled")
+
+func (s *brokenStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+	if _, ok := s.cancelled.Load(l.Token); ok {
+		return core.Grant{}, errCancelled
+	}
+	if s.breaks == "lapse-untold" {
+		ctx = store.WithLapseNotice(ctx, nil)
+	}
+	g, err := s.MemoryStore.Acquire(ctx, l)
+	if err == nil {
+		switch s.breaks {
+		case "fences-repeat":
+			g.Fence = 7
+		case "validity-past-lease":
+			g.Validity = 2 * l.TTL
+		}
+	}
+	return g, err
+}
+
+func (s *brokenStore) Release(ctx context.Context, key, token string) error {
+	err := s.MemoryStore.Release(ctx, key, token)
+	if s.breaks == "release-ignores-token" && errors.Is(err, core.ErrNotHeld) {
+		s.MemoryStore.Delete(key)
+		return nil
+	}
+	return err
+}
+
+func (s *brokenStore) Cancel(ctx context.Context, l core.Lease) error {
+	if s.breaks != "cancel-forgets" {
+		s.cancelled.Store(l.Token, true)
+	}
+	return s.MemoryStore.Release(ctx, l.Key, l.Token)
+}
+
+func (s *brokenStore) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+	g, rec, err := s.MemoryStore.AcquireOrRecord(ctx, l)
+	if s.breaks == "empty-record-nil" && rec != nil && len(rec) == 0 {
+		rec = nil
+	}
+	return g, rec, err
+}
+
+func (s *brokenStore) Subscribe(prefix, instance string, wake func(key, waiter string)) core.Subscription {
+	if s.breaks == "wakes-nobody" {
+		wake = func(string, string) {}
+	}
+	return s.MemoryStore.Subscribe(prefix, instance, wake)
+}
+
+func (s *brokenStore) Inspect(ctx context.Context, key string) (core.Holding, error) {
+	hd, err := s.MemoryStore.Inspect(ctx, key)
+	if s.breaks == "inspect-takes-free-keys" && err == nil && !hd.Held {
+		_, _ = s.MemoryStore.Acquire(ctx, core.Lease{Key: key, Token: "inspector", TTL: time.Minute})
+	}
+	return hd, err
+}
