@@ -40,6 +40,12 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			// etcd expired the lease before our clock said it could: the
 			// transaction took nothing; take a new lease.
 			ls.markDead()
+			if waiter != "" {
+				// Its place in line, if any, went with the lease.
+				if err := s.lines.alive(waiter, time.Now()); err != nil {
+					return core.Grant{}, nil, err
+				}
+			}
 			if ls, err = s.leases.grant(ctx, seconds(l.TTL)); err != nil {
 				return core.Grant{}, nil, err
 			}

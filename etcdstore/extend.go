@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,13 +31,16 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 		l   *lease
 		err error
 	}
-	classes := make(map[int64]*class)
+	var lengths []int64
 	for _, l := range ls {
-		classes[seconds(l.TTL)] = nil
+		if secs := seconds(l.TTL); !slices.Contains(lengths, secs) {
+			lengths = append(lengths, secs)
+		}
 	}
+	classes := make(map[int64]*class, len(lengths))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for secs := range classes {
+	for _, secs := range lengths {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

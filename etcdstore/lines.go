@@ -30,11 +30,11 @@ func handedOverToken(waiter string) string { return "~" + waiter }
 type lines struct {
 	s *Store
 
-	mu        sync.Mutex
-	subs      map[string]func(key, waiter string) // by instance
-	waits     map[string]*wait                    // by waiter
-	keeping   bool                                // the keep-alive loop runs
-	kick      chan struct{}                       // cap 1: waits changed
+	mu      sync.Mutex
+	subs    map[string]func(key, waiter string) // by instance
+	waits   map[string]*wait                    // by waiter
+	keeping bool                                // the keep-alive loop runs
+	kick    chan struct{}                       // cap 1: waits changed
 }
 
 // wait is one waiter of this store standing in a key's line.
