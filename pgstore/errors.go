@@ -1,0 +1,27 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/puddle/v2"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// errCancelled is an acquire that landed after it was cancelled: it took
+// nothing. The Locker treats it as any failure of the store, and cancels
+// again, which finds nothing.
+var errCancelled = errors.New("pgstore: acquire landed after it was cancelled")
+
+// wrap names the operation in err, and makes an error of a closed pool
+// core.ErrStoreClosed: nothing sent through it can land any more.
+func (s *Store) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, puddle.ErrClosedPool) {
+		return fmt.Errorf("pgstore: %s: %w: %w", op, core.ErrStoreClosed, err)
+	}
+	return fmt.Errorf("pgstore: %s: %w", op, err)
+}

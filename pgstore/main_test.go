@@ -1,0 +1,25 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/reqlock/reqlock/pgstore"
+	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open returns a migrated store on a fresh database of the shared server,
+// and its pool.
+func open(t testing.TB, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.Shared(t).Pool(t)
+	s := pgstore.New(pool, opts...)
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, pool
+}

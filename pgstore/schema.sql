@@ -1,0 +1,298 @@
+-- reqlock's PostgreSQL store: its tables and functions. Store.Migrate runs
+-- this file under an advisory lock; teams that run migrations with their
+-- own tool run it as it is. Every statement is idempotent.
+--
+-- Each lock operation is one call to one function below, one round trip.
+-- A function's statements each take a fresh snapshot (READ COMMITTED), so
+-- once a function holds a key's row lock it sees every change committed
+-- before: the row lock serialises the operations on one key, as a Lua
+-- script does on Redis. All time is the database's, clock_timestamp().
+
+-- Fences: one sequence for every key is strictly increasing per key too,
+-- survives restarts, and leaves nothing behind for a key used once.
+CREATE SEQUENCE IF NOT EXISTS reqlock_fence AS bigint;
+
+-- One row per key that is held, handed to a waiter, has waiters in line or
+-- cancelled acquires to refuse. A release with none of those deletes the
+-- row; the rest are deleted by reqlock_sweep once they have lapsed.
+CREATE TABLE IF NOT EXISTS reqlock_locks (
+  key           text PRIMARY KEY,
+  -- the holder's token; '~' || waiter for a lock a release handed to that
+  -- waiter; NULL when nobody holds it
+  token         text,
+  expires       timestamptz NOT NULL DEFAULT '-infinity',
+  -- the last fence handed out for the key
+  fence         bigint NOT NULL DEFAULT 0,
+  -- the waiters in line, '<instance>/<wait>', head first; empty after
+  -- line_until
+  line          text[] NOT NULL DEFAULT '{}',
+  line_until    timestamptz NOT NULL DEFAULT '-infinity',
+  -- tokens whose acquires were cancelled: one of them that lands takes
+  -- nothing; forgotten after cancels_until
+  cancels       text[] NOT NULL DEFAULT '{}',
+  cancels_until timestamptz NOT NULL DEFAULT '-infinity'
+);
+
+-- Records for replay: written by the holder's release, read instead of
+-- the lock, deleted by reqlock_sweep once expired.
+CREATE TABLE IF NOT EXISTS reqlock_records (
+  key     text PRIMARY KEY,
+  value   bytea NOT NULL,
+  expires timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reqlock_records_expires ON reqlock_records (expires);
+
+-- reqlock_ms is d in whole milliseconds, rounded up, never below 0.
+CREATE OR REPLACE FUNCTION reqlock_ms(d interval) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT greatest(0, ceil(extract(epoch FROM d) * 1000))::bigint
+$$;
+
+-- reqlock_tell wakes waiter's instance: its Locker listens on the channel
+-- 'reqlock:wake:<instance>'. The message is the key, the waiter and, when
+-- the lock was handed to the waiter, its fence, space-separated.
+CREATE OR REPLACE FUNCTION reqlock_tell(p_key text, p_waiter text, p_fence bigint) RETURNS void
+LANGUAGE sql AS $$
+  SELECT pg_notify('reqlock:wake:' || split_part(p_waiter, '/', 1),
+                   p_key || ' ' || p_waiter || coalesce(' ' || p_fence::text, ''))
+$$;
+
+-- reqlock_acquire takes the lock for p_token for p_ttl_ms, or says who has
+-- it. p_waiter, when not NULL, is a waiter in line: a lock handed to it is
+-- taken, and refused it joins the line (kept for p_keep_ms). p_record asks
+-- for the key's record first.
+--
+-- o_status 1: taken, with o_fence. 0: held by someone else for
+-- o_remaining_ms; o_fence is the last fence handed out. 2: the key's record
+-- (o_record), nothing taken. 3: this very acquire was cancelled before it
+-- landed; nothing taken.
+CREATE OR REPLACE FUNCTION reqlock_acquire(p_key text, p_token text, p_ttl_ms bigint, p_waiter text,
+  p_record boolean, p_keep_ms bigint,
+  OUT o_status int, OUT o_fence bigint, OUT o_remaining_ms bigint, OUT o_record bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r reqlock_locks%ROWTYPE;
+  t timestamptz;
+  f bigint;
+  v_until timestamptz;
+  cancelled boolean;
+  v_line text[];
+BEGIN
+  IF p_record THEN
+    SELECT value INTO o_record FROM reqlock_records WHERE key = p_key AND expires > clock_timestamp();
+    IF FOUND THEN
+      o_status := 2;
+      RETURN;
+    END IF;
+  END IF;
+  LOOP
+    -- A free key with no row: the whole acquire is this insert.
+    t := clock_timestamp();
+    INSERT INTO reqlock_locks (key, token, expires, fence)
+      VALUES (p_key, p_token, t + p_ttl_ms * interval '1 millisecond', nextval('reqlock_fence'))
+      ON CONFLICT (key) DO NOTHING
+      RETURNING reqlock_locks.fence INTO f;
+    IF f IS NOT NULL THEN
+      IF p_record THEN
+        -- A release that recorded the work and deleted the row may have
+        -- committed after the look above: this statement sees it.
+        SELECT value INTO o_record FROM reqlock_records WHERE key = p_key AND expires > clock_timestamp();
+        IF FOUND THEN
+          DELETE FROM reqlock_locks WHERE key = p_key;
+          o_status := 2;
+          RETURN;
+        END IF;
+      END IF;
+      o_status := 1;
+      o_fence := f;
+      RETURN;
+    END IF;
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+    EXIT WHEN FOUND; -- else deleted meanwhile: insert again
+  END LOOP;
+
+  t := clock_timestamp();
+  IF p_record THEN
+    SELECT value INTO o_record FROM reqlock_records WHERE key = p_key AND expires > t;
+    IF FOUND THEN
+      o_status := 2;
+      RETURN;
+    END IF;
+  END IF;
+  cancelled := r.cancels_until > t AND p_token = ANY (r.cancels);
+  v_line := CASE WHEN r.line_until > t THEN r.line ELSE '{}' END;
+  IF r.token IS NULL OR r.expires <= t OR r.token = p_token
+     OR (p_waiter IS NOT NULL AND r.token = '~' || p_waiter) THEN
+    IF cancelled THEN
+      o_status := 3;
+      RETURN;
+    END IF;
+    -- A retry that finds its own token keeps the lease if it is longer:
+    -- the holder may have extended it since.
+    v_until := t + p_ttl_ms * interval '1 millisecond';
+    IF r.token = p_token AND r.expires > v_until THEN
+      v_until := r.expires;
+    END IF;
+    f := nextval('reqlock_fence');
+    UPDATE reqlock_locks SET token = p_token, expires = v_until, fence = f,
+      line = CASE WHEN p_waiter IS NULL THEN v_line ELSE array_remove(v_line, p_waiter) END
+      WHERE key = p_key;
+    o_status := 1;
+    o_fence := f;
+    RETURN;
+  END IF;
+  -- Taken: a waiter joins the line, once, unless this attempt was
+  -- cancelled (a waiter that left must not stand in line).
+  IF p_waiter IS NOT NULL AND NOT cancelled THEN
+    IF NOT p_waiter = ANY (v_line) THEN
+      v_line := v_line || p_waiter;
+    END IF;
+    UPDATE reqlock_locks SET line = v_line,
+      line_until = t + p_keep_ms * interval '1 millisecond' WHERE key = p_key;
+  END IF;
+  o_status := 0;
+  o_fence := r.fence;
+  o_remaining_ms := reqlock_ms(r.expires - t);
+END
+$$;
+
+-- reqlock_release gives up p_token's lock and hands it to the head of the
+-- line, for p_handoff_ms, with the next fence, telling that waiter alone;
+-- or frees it. p_marker_ms, when not NULL, cancels p_token: an acquire of
+-- it that lands later takes nothing (whether or not it holds the lock
+-- now). p_leaving, when not NULL, leaves the line first. p_sweep > 0 also
+-- deletes up to that many lapsed rows and expired records.
+--
+-- Returns true when the lock (or the hand-off) was p_token's and is passed
+-- on or gone, false when it was not: it expired, or someone else holds it.
+CREATE OR REPLACE FUNCTION reqlock_release(p_key text, p_token text, p_marker_ms bigint, p_leaving text,
+  p_handoff_ms bigint, p_sweep int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  r reqlock_locks%ROWTYPE;
+  t timestamptz;
+  f bigint;
+  v_line text[];
+  v_cancels text[];
+  v_cancels_until timestamptz;
+  head text;
+BEGIN
+  IF p_sweep > 0 THEN
+    PERFORM reqlock_sweep(p_sweep);
+  END IF;
+  IF p_marker_ms IS NULL AND p_leaving IS NULL THEN
+    -- Nobody in line and nothing cancelled: the whole release is this
+    -- delete.
+    DELETE FROM reqlock_locks WHERE key = p_key AND token = p_token AND expires > clock_timestamp()
+      AND (line_until <= clock_timestamp() OR cardinality(reqlock_locks.line) = 0)
+      AND cancels_until <= clock_timestamp();
+    IF FOUND THEN
+      RETURN true;
+    END IF;
+  END IF;
+  LOOP
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+    EXIT WHEN FOUND;
+    IF p_marker_ms IS NULL THEN
+      RETURN false;
+    END IF;
+    -- The acquire to cancel has not landed: leave the marker for it.
+    INSERT INTO reqlock_locks (key, cancels, cancels_until)
+      VALUES (p_key, ARRAY[p_token], clock_timestamp() + p_marker_ms * interval '1 millisecond')
+      ON CONFLICT (key) DO NOTHING;
+    IF FOUND THEN
+      RETURN false;
+    END IF;
+  END LOOP;
+
+  t := clock_timestamp();
+  v_line := CASE WHEN r.line_until > t THEN r.line ELSE '{}' END;
+  IF p_leaving IS NOT NULL THEN
+    v_line := array_remove(v_line, p_leaving);
+  END IF;
+  v_cancels := CASE WHEN r.cancels_until > t THEN r.cancels ELSE '{}' END;
+  v_cancels_until := greatest(r.cancels_until, t);
+  IF p_marker_ms IS NOT NULL THEN
+    IF NOT p_token = ANY (v_cancels) THEN
+      v_cancels := v_cancels || p_token;
+    END IF;
+    v_cancels_until := greatest(v_cancels_until, t + p_marker_ms * interval '1 millisecond');
+  END IF;
+  IF r.token IS DISTINCT FROM p_token OR r.expires <= t THEN
+    UPDATE reqlock_locks SET line = v_line, cancels = v_cancels, cancels_until = v_cancels_until WHERE key = p_key;
+    RETURN false;
+  END IF;
+  IF cardinality(v_line) > 0 THEN
+    head := v_line[1];
+    f := nextval('reqlock_fence');
+    UPDATE reqlock_locks SET token = '~' || head, expires = t + p_handoff_ms * interval '1 millisecond',
+      fence = f, line = v_line[2:], cancels = v_cancels, cancels_until = v_cancels_until WHERE key = p_key;
+    PERFORM reqlock_tell(p_key, head, f);
+  ELSIF cardinality(v_cancels) > 0 THEN
+    UPDATE reqlock_locks SET token = NULL, expires = '-infinity', line = '{}',
+      cancels = v_cancels, cancels_until = v_cancels_until WHERE key = p_key;
+  ELSE
+    DELETE FROM reqlock_locks WHERE key = p_key;
+  END IF;
+  RETURN true;
+END
+$$;
+
+-- reqlock_release_record writes p_record for the key, kept p_retention_ms,
+-- and releases p_token's lock, only if p_token holds it; everyone in line
+-- is told, and gets the record rather than the lock. p_marker_ms and
+-- p_sweep are reqlock_release's.
+CREATE OR REPLACE FUNCTION reqlock_release_record(p_key text, p_token text, p_record bytea,
+  p_retention_ms bigint, p_marker_ms bigint, p_sweep int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  r reqlock_locks%ROWTYPE;
+  t timestamptz;
+  w text;
+BEGIN
+  IF p_sweep > 0 THEN
+    PERFORM reqlock_sweep(p_sweep);
+  END IF;
+  SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+  t := clock_timestamp();
+  IF NOT FOUND OR r.token IS DISTINCT FROM p_token OR r.expires <= t THEN
+    IF p_marker_ms IS NOT NULL THEN
+      PERFORM reqlock_release(p_key, p_token, p_marker_ms, NULL, 0, 0);
+    END IF;
+    RETURN false;
+  END IF;
+  INSERT INTO reqlock_records (key, value, expires)
+    VALUES (p_key, coalesce(p_record, ''::bytea), t + p_retention_ms * interval '1 millisecond')
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires;
+  IF r.line_until > t THEN
+    FOREACH w IN ARRAY r.line LOOP
+      PERFORM reqlock_tell(p_key, w, NULL);
+    END LOOP;
+  END IF;
+  IF r.cancels_until > t OR p_marker_ms IS NOT NULL THEN
+    UPDATE reqlock_locks SET token = NULL, expires = '-infinity', line = '{}',
+      cancels = CASE WHEN r.cancels_until > t THEN r.cancels ELSE '{}' END
+                || CASE WHEN p_marker_ms IS NULL THEN '{}'::text[] ELSE ARRAY[p_token] END,
+      cancels_until = greatest(r.cancels_until, t + coalesce(p_marker_ms, 0) * interval '1 millisecond')
+      WHERE key = p_key;
+  ELSE
+    DELETE FROM reqlock_locks WHERE key = p_key;
+  END IF;
+  RETURN true;
+END
+$$;
+
+-- reqlock_sweep deletes up to p_limit rows whose lease, hand-off, line and
+-- cancels have all lapsed, and up to p_limit expired records: the tables
+-- stay bounded by what is live, without a job of their own. Rows in use
+-- (locked) are skipped, not waited for.
+CREATE OR REPLACE FUNCTION reqlock_sweep(p_limit int) RETURNS void
+LANGUAGE sql AS $$
+  DELETE FROM reqlock_locks WHERE key IN (
+    SELECT key FROM reqlock_locks
+    WHERE expires < clock_timestamp() AND line_until < clock_timestamp() AND cancels_until < clock_timestamp()
+    LIMIT p_limit FOR UPDATE SKIP LOCKED);
+  DELETE FROM reqlock_records WHERE key IN (
+    SELECT key FROM reqlock_records WHERE expires < clock_timestamp()
+    ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED);
+$$;

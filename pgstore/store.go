@@ -1,0 +1,234 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/reqlock/reqlock/core"
+	contract "github.com/reqlock/reqlock/core/store"
+)
+
+// Store keeps locks, lines of waiters and records in PostgreSQL, through a
+// pgxpool.Pool on the primary. Each lock operation is one function call,
+// one round trip; the schema is in Schema (run Migrate once, or ship it
+// with your own migrations). It implements core.Store and every optional
+// part of the contract: Canceler, Recorder, Waker, Granter and Inspector.
+type Store struct {
+	pool *pgxpool.Pool
+	opts options
+
+	nextSweep atomic.Int64 // unix nanoseconds; the next release at or after it sweeps
+
+	keyerOnce sync.Once
+	keyer     *core.Locker // builds store keys for Guard; it never locks
+}
+
+// Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	prefix     string
+	sweepEvery time.Duration
+	sweepLimit int
+}
+
+// WithPrefix is the key prefix of the Lockers over the store
+// (core.WithPrefix), when it is not core.DefaultPrefix: Guard builds the
+// store key of a Lock with it.
+func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithSweep sets how often a release also deletes lapsed rows and expired
+// records (every, default a minute per Store), and how many of each at
+// most (limit, default 500): the tables stay bounded by what is live
+// without a job of their own, and no release pays for more than limit.
+func WithSweep(every time.Duration, limit int) Option {
+	return func(o *options) {
+		if every > 0 {
+			o.sweepEvery = every
+		}
+		if limit > 0 {
+			o.sweepLimit = limit
+		}
+	}
+}
+
+// New returns a store over pool. Call Migrate once before use, or run
+// Schema with your own migrations. It panics if pool is nil.
+//
+// The pool must reach the primary, on session connections: a transaction
+// pooler (PgBouncer in transaction mode) breaks LISTEN, which wakes
+// waiters (see the package doc).
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	if pool == nil {
+		panic("pgstore: New: nil pool")
+	}
+	o := options{prefix: core.DefaultPrefix, sweepEvery: time.Minute, sweepLimit: 500}
+	for _, f := range opts {
+		f(&o)
+	}
+	s := &Store{pool: pool, opts: o}
+	s.nextSweep.Store(time.Now().Add(o.sweepEvery).UnixNano())
+	return s
+}
+
+// Kind implements core.Kinder: the store attribute of telemetry.
+func (s *Store) Kind() string { return "postgres" }
+
+// TellsLapses implements core.LapseTeller: holders learn of a lapsed lease
+// from their own clock, as on Redis.
+func (s *Store) TellsLapses() bool { return false }
+
+// The statements, one round trip each. pgx prepares each once per
+// connection and then sends only its arguments.
+const (
+	acquireSQL = `SELECT o_status, o_fence, o_remaining_ms, o_record FROM reqlock_acquire($1, $2, $3, $4, $5, $6)`
+	releaseSQL = `SELECT reqlock_release($1, $2, $3, $4, $5, $6)`
+	recordSQL  = `SELECT reqlock_release_record($1, $2, $3, $4, $5, $6)`
+	ttlSQL     = `SELECT reqlock_ms(expires - clock_timestamp()) FROM reqlock_locks
+		WHERE key = $1 AND token = $2 AND expires > clock_timestamp()`
+	// The lease only grows: an extend whose answer was lost may land after
+	// a later one, and must not cut short the lease its holder trusts.
+	extendSQL = `UPDATE reqlock_locks l
+		SET expires = greatest(l.expires, clock_timestamp() + x.ttl * interval '1 millisecond')
+		FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS x(key, token, ttl, i)
+		WHERE l.key = x.key AND l.token = x.token AND l.expires > clock_timestamp()
+		RETURNING x.i`
+)
+
+// Acquire statuses, as reqlock_acquire returns them.
+const (
+	statusTaken     = 0
+	statusGranted   = 1
+	statusRecord    = 2
+	statusCancelled = 3
+)
+
+// keepLine is how long a waiter's place in line, and a cancel marker, are
+// kept after it was last asked for: well past the lease, as the fence
+// counter's lifetime on Redis.
+func keepLine(lease time.Duration) time.Duration { return max(10*lease, time.Minute) }
+
+// Acquire implements core.Store.
+func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+	g, _, err := s.acquire(ctx, l, nil, false)
+	return g, err
+}
+
+// acquire runs reqlock_acquire: for waiter (nil: not in line), asking for
+// the record when withRecord.
+func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withRecord bool) (core.Grant, []byte, error) {
+	var status int
+	var fence, remaining *int64
+	var record []byte
+	err := s.pool.QueryRow(ctx, acquireSQL, l.Key, l.Token, l.TTL.Milliseconds(), waiter, withRecord,
+		keepLine(l.TTL).Milliseconds()).Scan(&status, &fence, &remaining, &record)
+	if err != nil {
+		return core.Grant{}, nil, s.wrap("acquire", err)
+	}
+	switch status {
+	case statusGranted:
+		return core.Grant{Fence: uint64(deref(fence)), Validity: contract.Validity(l.TTL)}, nil, nil
+	case statusRecord:
+		if record == nil { // an empty record is a record
+			record = []byte{}
+		}
+		return core.Grant{}, record, nil
+	case statusCancelled:
+		return core.Grant{}, nil, errCancelled
+	}
+	e := &core.NotObtainedError{Remaining: time.Duration(deref(remaining)) * time.Millisecond}
+	if waiter != nil {
+		e.LastFence = uint64(deref(fence))
+	}
+	return core.Grant{}, nil, e
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Extend implements core.Store: every lease in one statement, one round
+// trip.
+func (s *Store) Extend(ctx context.Context, leases []core.Lease) []core.Renewal {
+	out := make([]core.Renewal, len(leases))
+	keys, tokens, ttls := make([]string, len(leases)), make([]string, len(leases)), make([]int64, len(leases))
+	for i, l := range leases {
+		keys[i], tokens[i], ttls[i] = l.Key, l.Token, l.TTL.Milliseconds()
+	}
+	rows, err := s.pool.Query(ctx, extendSQL, keys, tokens, ttls)
+	held := make([]bool, len(leases))
+	if err == nil {
+		var i int64
+		_, err = pgx.ForEachRow(rows, []any{&i}, func() error {
+			if i >= 1 && int(i) <= len(held) {
+				held[i-1] = true
+			}
+			return nil
+		})
+	}
+	for i, l := range leases {
+		switch {
+		case err != nil:
+			out[i].Err = s.wrap("extend", err)
+		case held[i]:
+			out[i].Validity = contract.Validity(l.TTL)
+		default:
+			out[i].Err = core.ErrNotHeld
+		}
+	}
+	return out
+}
+
+// Release implements core.Store: the token is compared, then the lock is
+// handed to the next waiter in line, or freed.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	return s.release(ctx, key, token, nil, nil)
+}
+
+// release runs reqlock_release; marker cancels token for that long,
+// leaving takes a waiter out of the line first.
+func (s *Store) release(ctx context.Context, key, token string, marker *int64, leaving *string) error {
+	var ok bool
+	err := s.pool.QueryRow(ctx, releaseSQL, key, token, marker, leaving,
+		core.HandOffTimeout.Milliseconds(), s.sweep()).Scan(&ok)
+	if err != nil {
+		return s.wrap("release", err)
+	}
+	if !ok {
+		return core.ErrNotHeld
+	}
+	return nil
+}
+
+// sweep is how many lapsed rows a release deletes: the limit once every
+// sweepEvery per Store, else 0.
+func (s *Store) sweep() int {
+	next := s.nextSweep.Load()
+	now := time.Now()
+	if now.UnixNano() < next || !s.nextSweep.CompareAndSwap(next, now.Add(s.opts.sweepEvery).UnixNano()) {
+		return 0
+	}
+	return s.opts.sweepLimit
+}
+
+// TTL implements core.Store.
+func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+	var ms int64
+	err := s.pool.QueryRow(ctx, ttlSQL, key, token).Scan(&ms)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, core.ErrNotHeld
+	}
+	if err != nil {
+		return 0, s.wrap("ttl", err)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
