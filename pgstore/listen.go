@@ -179,7 +179,7 @@ func (sub *subscription) receive(ctx context.Context, conn *pgx.Conn) {
 			}
 			continue
 		}
-		if key, waiter, fence, ok := parseWake(n.Payload); ok && strings.HasPrefix(key, sub.prefix) {
+		if key, waiter, fence, ok := parseWake(n.Payload); ok && (key == core.WakeAll || strings.HasPrefix(key, sub.prefix)) {
 			sub.grant(key, waiter, fence)
 		}
 	}

@@ -50,11 +50,15 @@ $$;
 
 -- reqlock_tell wakes waiter's instance: its Locker listens on the channel
 -- 'reqlock:wake:<instance>'. The message is the key, the waiter and, when
--- the lock was handed to the waiter, its fence, space-separated.
+-- the lock was handed to the waiter, its fence, space-separated. A key too
+-- long for a notification (8000 bytes) is sent as '*', any key, without
+-- the fence: the waiter then claims the lock with an acquire.
 CREATE OR REPLACE FUNCTION reqlock_tell(p_key text, p_waiter text, p_fence bigint) RETURNS void
 LANGUAGE sql AS $$
   SELECT pg_notify('reqlock:wake:' || split_part(p_waiter, '/', 1),
-                   p_key || ' ' || p_waiter || coalesce(' ' || p_fence::text, ''))
+    CASE WHEN octet_length(p_key) + octet_length(p_waiter) < 7900
+         THEN p_key || ' ' || p_waiter || coalesce(' ' || p_fence::text, '')
+         ELSE '* ' || p_waiter END)
 $$;
 
 -- reqlock_acquire takes the lock for p_token for p_ttl_ms, or says who has

@@ -53,7 +53,13 @@ func wakeChannel(instance string) string { return "reqlock:wake:" + instance }
 // the lock was handed to that waiter, its fence (0 when none). A key ends
 // with its hash tag's '}', and the prefix before it may hold spaces; a
 // waiter holds neither spaces nor braces.
+//
+// "* <waiter>" wakes the waiter whatever key it waits for: the key was too
+// long for a notification.
 func parseWake(payload string) (key, waiter string, fence uint64, ok bool) {
+	if w, ok := strings.CutPrefix(payload, core.WakeAll+" "); ok {
+		return core.WakeAll, w, 0, w != ""
+	}
 	end := strings.LastIndex(payload, "} ")
 	if end < 0 {
 		return "", "", 0, false
