@@ -1,23 +1,28 @@
 // Package core is reqlock's distributed lock: at most one holder per key
 // across every process that shares a Store.
 //
-// A Locker hands out locks from a Store: RedisStore (a Redis node, Cluster or
-// Sentinel), RedlockStore (several independent Redis masters) or MemoryStore
-// (one process). The protocol is the classic one, done carefully:
+// A Locker hands out locks from one Store. The protocol is the classic one,
+// done carefully:
 //
-//   - acquire is one script: SET key token NX PX ttl with a random 128-bit
-//     token, and on success a fencing token; on failure the holder's PTTL,
-//     so callers know how long to wait (ErrNotObtained, HolderTTL);
-//   - release and extend are one script each and compare the token first,
-//     so nobody frees or extends a lock that is not theirs (ErrNotHeld);
+//   - acquire takes the key with a random 128-bit token and hands out a
+//     fencing token; when someone else holds it, the error says how long
+//     their lease still runs (ErrNotObtained, HolderTTL);
+//   - release and extend compare the token first, so nobody frees or
+//     extends a lock that is not theirs (ErrNotHeld);
 //   - Obtain waits with a randomized backoff (package backoff), never past
-//     the holder's lease, and wakes at once on a release in the same Locker;
+//     the holder's lease. On a store that keeps lines of waiters (Waker),
+//     waiters are served in turn across instances and a release wakes the
+//     next at once; on any other store they poll;
 //   - a watchdog renews every held lock at about a third of its lease, all
 //     in one batch per tick; when it cannot, the lock is lost: Lost() closes
 //     and the context from Do is cancelled with cause ErrLockLost;
-//   - Fence grows strictly per key across holders, also across a Redis
-//     restart without persistence. Only a resource that checks fences is
-//     safe from a holder that paused past its lease; pass Fence along.
+//   - Fence grows strictly per key across holders. Only a resource that
+//     checks fences is safe from a holder that paused past its lease; pass
+//     Fence along.
+//
+// Once and the record calls (TryObtainOrRecord, Lock.ReleaseRecording) run
+// a function at most once per key within a retention, on a store that keeps
+// records (Recorder): later callers get the recorded result.
 //
 // Keys are hashed: the store sees prefix + "{" + base64(SHA-256(key)[:16]) + "}",
 // never the raw key, so user text can neither escape the namespace nor choose
@@ -27,4 +32,19 @@
 // many wait for it, without changing anything; WithHolder names the instance
 // in that answer. The reqlock command (cmd/reqlock) asks the same from a
 // shell.
+//
+// # Stores
+//
+// The contract between a Locker and its stores is package core/store; core
+// re-exports its names (Store, Lease, Grant, the optional Canceler,
+// Recorder, Waker, Granter, Inspector, …). The stores are packages of their
+// own, and core keeps its older names for them as aliases:
+//
+//	memorystore          one process (core.NewMemoryStore)
+//	redisstore           Redis: one server, Cluster, Sentinel (core.NewRedisStore)
+//	redisstore/redlock   several independent Redis masters (core.NewRedlockStore)
+//	pgstore              PostgreSQL (a module of its own)
+//	etcdstore            etcd (a module of its own)
+//
+// core/storetest is the conformance suite every store runs.
 package core

@@ -64,29 +64,43 @@ func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obta
 func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.Start(t)
-		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) })
+		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) }, plainRedis)
+	})
+	// A store from outside the package that embeds RedisStore gets the
+	// hand-off through the exported contract (Granter) alone.
+	t.Run("redis-embedded", func(t *testing.T) {
+		srv := redistest.Start(t)
+		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) }, func(c redis.UniversalClient) core.Store {
+			return embeddingRedisStore{core.NewRedisStore(c)}
+		})
 	})
 	t.Run("cluster", func(t *testing.T) {
 		cl := redistest.StartCluster(t, 3)
-		handOverRuns(t, func() redis.UniversalClient { return cl.Client(t) })
+		handOverRuns(t, func() redis.UniversalClient { return cl.Client(t) }, plainRedis)
 	})
 	t.Run("sentinel", func(t *testing.T) {
 		sn := redistest.StartSentinel(t)
-		handOverRuns(t, func() redis.UniversalClient { return sn.Client(t) })
+		handOverRuns(t, func() redis.UniversalClient { return sn.Client(t) }, plainRedis)
 	})
 }
 
+// embeddingRedisStore is how a user adds to the Redis store: every method
+// is the embedded one's.
+type embeddingRedisStore struct{ *core.RedisStore }
+
+func plainRedis(c redis.UniversalClient) core.Store { return core.NewRedisStore(c) }
+
 // handOverRuns is TestHandOverRunsWithoutAnAcquire over the clients that
-// newClient opens, one per instance.
-func handOverRuns(t *testing.T, newClient func() redis.UniversalClient) {
+// newClient opens, one per instance, and the stores newStore makes of them.
+func handOverRuns(t *testing.T, newClient func() redis.UniversalClient, newStore func(redis.UniversalClient) core.Store) {
 	ctx := ctxT(t, 20*time.Second)
 	const ttl = 3 * time.Second
-	holder := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
+	holder := newLocker(newStore(newClient()), core.WithTTL(ttl))
 	bClient := newClient()
 	var bCalls atomic.Int64
 	addCommandHook(t, ctx, bClient, lineCalls(&bCalls))
-	b := newLocker(core.NewRedisStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
-	c := newLocker(core.NewRedisStore(newClient()), core.WithTTL(ttl))
+	b := newLocker(newStore(bClient), core.WithTTL(ttl), core.WithHolder("pod-b"))
+	c := newLocker(newStore(newClient()), core.WithTTL(ttl))
 	skey, _ := holder.StoreKey("k")
 	observer := newClient()
 

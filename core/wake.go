@@ -3,16 +3,10 @@ package core
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // wakeAll is the waiter that stands for every waiter.
 const wakeAll = WakeAll
-
-// unwatchLinger is how long a subscription stays open after its last
-// holder let go: under steady contention waiters come and go all the time,
-// and each SUBSCRIBE and UNSUBSCRIBE is a command.
-const unwatchLinger = 500 * time.Millisecond
 
 // newWaiterID returns an id, random, so that no other waiter or instance,
 // here or elsewhere, has it; base64url, so it holds no '/' or ' '.

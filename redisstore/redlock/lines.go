@@ -1,8 +1,10 @@
-package core
+package redlock
 
 import (
 	"context"
 	"sync"
+
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // lineJoins covers a waiter's acquire on Redlock that wins on a quorum
@@ -16,11 +18,11 @@ type lineJoins struct {
 	mu      sync.Mutex
 	decided bool
 	won     bool
-	taken   []*RedisStore // nodes that turned the waiter away before the decision
+	taken   []*node.Node // nodes that turned the waiter away before the decision
 }
 
 // joined records that node n turned the waiter away, and so put it in line.
-func (j *lineJoins) joined(n *RedisStore, s *RedlockStore, key, waiter string) {
+func (j *lineJoins) joined(n *node.Node, s *Store, key, waiter string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.decided {
@@ -34,7 +36,7 @@ func (j *lineJoins) joined(n *RedisStore, s *RedlockStore, key, waiter string) {
 
 // decide records the acquire's outcome and takes the waiter out of the lines
 // it joined if it won.
-func (j *lineJoins) decide(won bool, s *RedlockStore, key, waiter string) {
+func (j *lineJoins) decide(won bool, s *Store, key, waiter string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.decided, j.won = true, won
@@ -48,7 +50,7 @@ func (j *lineJoins) decide(won bool, s *RedlockStore, key, waiter string) {
 
 // leaveOn takes waiter out of key's line on node n, on a context of its own
 // and bounded: the acquire that put it there is over.
-func (s *RedlockStore) leaveOn(n *RedisStore, key, waiter string) {
+func (s *Store) leaveOn(n *node.Node, key, waiter string) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.nodeTimeout)
 	defer cancel()
 	_ = n.Leave(ctx, key, waiter)

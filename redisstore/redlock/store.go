@@ -1,4 +1,4 @@
-package core
+package redlock
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
-// DefaultNodeTimeout is how long a RedlockStore waits for any one node per
+// DefaultNodeTimeout is how long a Store waits for any one node per
 // operation unless WithNodeTimeout says otherwise: 1% of the default 10s
 // lease, and long enough to ride out a CPU-throttled container or a GC pause
 // on our side, which would otherwise fail every node at once.
 const DefaultNodeTimeout = 100 * time.Millisecond
 
-// RedlockStore keeps each lock on a majority of N independent Redis masters
+// Store keeps each lock on a majority of N independent Redis masters
 // (the Redlock algorithm), so that it survives the loss of up to N/2 of them
 // where a single master, or a master and its asynchronous replica, would not.
 //
@@ -39,10 +41,10 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 //     the lock lost when it runs out. A failed attempt deletes whatever it
 //     took on every node that may hold it.
 //   - When a quorum answered and other holders keep it out of reach, the
-//     error is a *NotObtainedError whose Remaining is how long until enough
+//     error is a *store.NotObtainedError whose Remaining is how long until enough
 //     of their copies expire for a quorum to be free (if not renewed). When
 //     fewer than a quorum answered at all, it is a store failure.
-//   - Extend needs a quorum too. It answers ErrNotHeld when so many nodes say
+//   - Extend needs a quorum too. It answers store.ErrNotHeld when so many nodes say
 //     the lock is not ours that a quorum is out of reach; anything short of
 //     that is a transient failure, which the watchdog retries until the
 //     validity runs out.
@@ -71,30 +73,30 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 //
 // Create every client with ContextTimeoutEnabled: true, so that the node
 // timeout reaches the socket.
-type RedlockStore struct {
-	nodes       []*RedisStore
+type Store struct {
+	nodes       []*node.Node
 	names       []string // for errors: "127.0.0.1:6379", or "node 3"
 	quorum      int
 	nodeTimeout time.Duration
 	late        *lateGrants // shared by the copies WithNodeTimeout makes
 }
 
-// NewRedlockStore returns a store over independent masters: not replicas of
+// New returns a store over independent masters: not replicas of
 // one another, not nodes of one Cluster. Use an odd number, usually 3 or 5.
 // It panics without clients, on a nil client, or on the same client twice
 // (which would count one node twice toward the quorum).
-func NewRedlockStore(clients ...redis.UniversalClient) *RedlockStore {
+func New(clients ...redis.UniversalClient) *Store {
 	if len(clients) == 0 {
 		panic("reqlock: NewRedlockStore: no clients")
 	}
-	s := &RedlockStore{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout, late: &lateGrants{}}
+	s := &Store{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout, late: &lateGrants{}}
 	for i, c := range clients {
 		if slices.Contains(clients[:i], c) {
 			panic(fmt.Sprintf("reqlock: NewRedlockStore: client %d is passed twice", i))
 		}
-		node := NewRedisStore(c)
-		node.wakeAll = true // no line on the nodes: every release tells every listener
-		s.nodes = append(s.nodes, node)
+		n := node.New(c)
+		node.WakeEveryone(n) // no line on the nodes: every release tells every listener
+		s.nodes = append(s.nodes, n)
 		name := fmt.Sprintf("node %d", i)
 		if o, ok := c.(interface{ Options() *redis.Options }); ok {
 			name = o.Options().Addr
@@ -109,7 +111,7 @@ func NewRedlockStore(clients ...redis.UniversalClient) *RedlockStore {
 // lease: a lock is valid for the lease minus the time the slowest useful
 // answer took. An acquire or extend never waits past the lease's validity
 // budget, whatever d is. It panics if d is not positive.
-func (s *RedlockStore) WithNodeTimeout(d time.Duration) *RedlockStore {
+func (s *Store) WithNodeTimeout(d time.Duration) *Store {
 	if d <= 0 {
 		panic("reqlock: WithNodeTimeout: timeout must be positive")
 	}
@@ -119,12 +121,12 @@ func (s *RedlockStore) WithNodeTimeout(d time.Duration) *RedlockStore {
 }
 
 // Quorum is how many nodes must agree: N/2+1.
-func (s *RedlockStore) Quorum() int { return s.quorum }
+func (s *Store) Quorum() int { return s.quorum }
 
 // nodeErr labels a node's error with the node. A socket timeout counts as
 // context.DeadlineExceeded: go-redis puts the node deadline on the socket,
 // and its own i/o timeout may fire before the context's timer does.
-func (s *RedlockStore) nodeErr(i int, err error) error {
+func (s *Store) nodeErr(i int, err error) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w (%w)", s.names[i], context.DeadlineExceeded, err)
@@ -133,7 +135,7 @@ func (s *RedlockStore) nodeErr(i int, err error) error {
 }
 
 // nodeErrs labels the errors of the failed nodes.
-func (s *RedlockStore) nodeErrs(failed []int, errOf func(int) error) []error {
+func (s *Store) nodeErrs(failed []int, errOf func(int) error) []error {
 	errs := make([]error, len(failed))
 	for j, i := range failed {
 		errs[j] = s.nodeErr(i, errOf(i))
@@ -143,8 +145,8 @@ func (s *RedlockStore) nodeErrs(failed []int, errOf func(int) error) []error {
 
 // budget is how long an acquire or extend of a lease may take and still be
 // worth something, and the node timeout within it.
-func (s *RedlockStore) budget(ttl time.Duration) (budget, timeout time.Duration) {
-	budget = ttl - drift(ttl)
+func (s *Store) budget(ttl time.Duration) (budget, timeout time.Duration) {
+	budget = ttl - store.Drift(ttl)
 	return budget, max(min(s.nodeTimeout, budget), time.Millisecond)
 }
 
@@ -157,40 +159,29 @@ type nodeAcquire struct {
 }
 
 // acquireOn runs the acquire script on one node with our clock as the
-// fence's floor, so that the fences of different nodes are comparable (see
-// acquire.lua).
-//
-// A waiter ("" for none) joins the node's line when it finds the lock taken.
-func acquireOn(ctx context.Context, n *RedisStore, l Lease, floor any, waiter string) nodeAcquire {
-	ttl, fttl := n.leaseArgs(l.TTL)
-	var call scriptCall
-	var args []any
-	if waiter == "" {
-		call, args = acquireCall, append(acquireArgs(l, ttl, fttl, 1), floor)
-	} else {
-		call, args = acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false)
-	}
-	a, err := acquireReply(run(ctx, n.d, call, args))
+// fence's floor (see node.AcquireAbove).
+func acquireOn(ctx context.Context, n *node.Node, l store.Lease, floor any, waiter string) nodeAcquire {
+	fence, remaining, err := node.AcquireAbove(ctx, n, l, floor, waiter)
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
-	case a.fence == 0:
-		return nodeAcquire{taken: true, remaining: a.remaining}
+	case fence == 0:
+		return nodeAcquire{taken: true, remaining: remaining}
 	default:
-		return nodeAcquire{fence: a.fence}
+		return nodeAcquire{fence: fence}
 	}
 }
 
 // Acquire implements Store: the acquire script on every node at once, one
 // round trip each.
-func (s *RedlockStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	return s.acquire(ctx, l, "")
 }
 
 // acquire is Acquire for waiter ("" for none).
-func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (_ Grant, err error) {
+func (s *Store) acquire(ctx context.Context, l store.Lease, waiter string) (_ store.Grant, err error) {
 	if err := ctx.Err(); err != nil {
-		return Grant{}, err // the calls would outlive ctx: do not start them
+		return store.Grant{}, err // the calls would outlive ctx: do not start them
 	}
 	start := time.Now()
 	floor := any(strconv.FormatInt(start.UnixMicro(), 10)) // formatted once for all nodes
@@ -202,7 +193,7 @@ func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (_ G
 		defer func() { lines.decide(err == nil, s, l.Key, waiter) }()
 	}
 	answers := fanOutUntil(ctx, s.nodes, timeout,
-		func(ctx context.Context, n *RedisStore) nodeAcquire {
+		func(ctx context.Context, n *node.Node) nodeAcquire {
 			a := acquireOn(ctx, n, l, floor, waiter)
 			if s.late.acquired(lg, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
@@ -232,7 +223,7 @@ func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (_ G
 		}
 	}
 	if ok >= s.quorum && validity > 0 {
-		return Grant{Fence: fence, Validity: validity}, nil
+		return store.Grant{Fence: fence, Validity: validity}, nil
 	}
 
 	// Not enough, or too late: take back our token wherever it may be, and
@@ -242,16 +233,16 @@ func (s *RedlockStore) acquire(ctx context.Context, l Lease, waiter string) (_ G
 
 	switch {
 	case ok >= s.quorum:
-		return Grant{}, fmt.Errorf("reqlock: redlock acquire: quorum reached after %v, past the lease's validity", time.Since(start).Round(time.Millisecond))
+		return store.Grant{}, fmt.Errorf("reqlock: redlock acquire: quorum reached after %v, past the lease's validity", time.Since(start).Round(time.Millisecond))
 	case len(taken) > 0 && ok+len(taken) >= s.quorum:
 		// A quorum answered and others hold enough of it to keep us out.
 		// With fewer answers the store is failing, whatever the few said:
 		// callers then see ErrUnavailable (503, or fail-open if they chose
 		// it, as they would with a single Redis down) instead of waiting on a
 		// lock that nobody can take until the nodes are back.
-		return Grant{}, &NotObtainedError{Remaining: freeIn(taken, s.quorum-ok)}
+		return store.Grant{}, &store.NotObtainedError{Remaining: freeIn(taken, s.quorum-ok)}
 	default:
-		return Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes),
+		return store.Grant{}, &quorumError{op: "acquire", ok: ok, need: s.quorum, nodes: len(s.nodes),
 			errs: s.nodeErrs(failed, func(i int) error { return answers[i].err })}
 	}
 }
@@ -270,7 +261,7 @@ func freeIn(remaining []time.Duration, need int) time.Duration {
 
 // Extend implements Store: every node renews all the leases in one pipeline,
 // one round trip per node; a lease is renewed when a quorum renewed it.
-func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
+func (s *Store) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
 	start := time.Now()
 	shortest := leases[0].TTL
 	for _, l := range leases[1:] {
@@ -278,9 +269,9 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 	}
 	_, timeout := s.budget(shortest)
 	answers := fanOut(ctx, s.nodes, timeout,
-		func(ctx context.Context, n *RedisStore) []Renewal { return n.Extend(ctx, leases) },
-		func(err error) []Renewal {
-			out := make([]Renewal, len(leases))
+		func(ctx context.Context, n *node.Node) []store.Renewal { return n.Extend(ctx, leases) },
+		func(err error) []store.Renewal {
+			out := make([]store.Renewal, len(leases))
 			for i := range out {
 				out[i].Err = err
 			}
@@ -288,7 +279,7 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 		})
 	elapsed := time.Since(start)
 
-	out := make([]Renewal, len(leases))
+	out := make([]store.Renewal, len(leases))
 	for i, l := range leases {
 		var ok, notHeld int
 		var errs []error
@@ -296,20 +287,20 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 			switch err := a[i].Err; {
 			case err == nil:
 				ok++
-			case errors.Is(err, ErrNotHeld):
+			case errors.Is(err, store.ErrNotHeld):
 				notHeld++
 			default:
 				errs = append(errs, s.nodeErr(n, err))
 			}
 		}
-		validity := l.TTL - drift(l.TTL) - elapsed
+		validity := l.TTL - store.Drift(l.TTL) - elapsed
 		switch {
 		case ok >= s.quorum && validity > 0:
 			out[i].Validity = validity
 		case ok >= s.quorum:
 			out[i].Err = fmt.Errorf("reqlock: redlock extend: quorum reached after %v, past the lease's validity", elapsed.Round(time.Millisecond))
 		case notHeld > len(s.nodes)-s.quorum:
-			out[i].Err = ErrNotHeld
+			out[i].Err = store.ErrNotHeld
 		default:
 			out[i].Err = &quorumError{op: "extend", ok: ok, need: s.quorum, nodes: len(s.nodes), errs: errs}
 		}
@@ -318,12 +309,12 @@ func (s *RedlockStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 }
 
 // Release implements Store: compare-and-delete on every node, one round
-// trip each. Nil when a quorum deleted our lock; ErrNotHeld when so many
+// trip each. Nil when a quorum deleted our lock; store.ErrNotHeld when so many
 // nodes say it is not ours that we no longer held a quorum.
-func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
+func (s *Store) Release(ctx context.Context, key, token string) error {
 	lg := s.late.releasing(key, token)
 	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) error {
+		func(ctx context.Context, n *node.Node) error {
 			err := n.Release(ctx, key, token)
 			if lg != nil && s.late.releasedOn(lg, slices.Index(s.nodes, n), err) {
 				s.takeBack(n, key, token)
@@ -338,7 +329,7 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 		switch {
 		case err == nil:
 			deleted++
-		case errors.Is(err, ErrNotHeld):
+		case errors.Is(err, store.ErrNotHeld):
 			notHeld++
 		default:
 			failed = append(failed, i)
@@ -348,20 +339,20 @@ func (s *RedlockStore) Release(ctx context.Context, key, token string) error {
 	case deleted >= s.quorum:
 		return nil
 	case notHeld > len(s.nodes)-s.quorum:
-		return ErrNotHeld
+		return store.ErrNotHeld
 	default: // what is left expires with its lease
 		return &quorumError{op: "release", ok: deleted, need: s.quorum, nodes: len(s.nodes),
 			errs: s.nodeErrs(failed, func(i int) error { return answers[i] })}
 	}
 }
 
-// Cancel implements Canceler: cancel.lua on every node at once, one round
+// Cancel implements store.Canceler: cancel.lua on every node at once, one round
 // trip each. Nil once a quorum has run it: then no quorum can ever hold our
 // token, whatever still lands; a node it did not reach may keep a late copy
 // until the lease ends, which blocks only that node.
-func (s *RedlockStore) Cancel(ctx context.Context, l Lease) error {
+func (s *Store) Cancel(ctx context.Context, l store.Lease) error {
 	answers := fanOutUntil(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) error { return n.Cancel(ctx, l) },
+		func(ctx context.Context, n *node.Node) error { return n.Cancel(ctx, l) },
 		func(err error) error { return err },
 		func(err error) bool { return err == nil }, len(s.nodes))
 	var ok int
@@ -388,9 +379,9 @@ type nodeTTL struct {
 
 // TTL implements Store: how long a quorum of nodes still holds our lock
 // (the quorum-th longest remaining lease), one round trip per node.
-func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	answers := fanOut(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) nodeTTL {
+		func(ctx context.Context, n *node.Node) nodeTTL {
 			d, err := n.TTL(ctx, key, token)
 			return nodeTTL{d, err}
 		},
@@ -402,7 +393,7 @@ func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duratio
 		switch {
 		case a.err == nil:
 			left = append(left, a.left)
-		case errors.Is(a.err, ErrNotHeld):
+		case errors.Is(a.err, store.ErrNotHeld):
 			notHeld++
 		default:
 			errs = append(errs, s.nodeErr(i, a.err))
@@ -413,15 +404,25 @@ func (s *RedlockStore) TTL(ctx context.Context, key, token string) (time.Duratio
 		slices.Sort(left)
 		return left[len(left)-s.quorum], nil
 	case notHeld > len(s.nodes)-s.quorum:
-		return 0, ErrNotHeld
+		return 0, store.ErrNotHeld
 	default:
 		return 0, &quorumError{op: "ttl", ok: len(left), need: s.quorum, nodes: len(s.nodes), errs: errs}
 	}
 }
 
-// Kind implements Kinder.
-func (*RedlockStore) Kind() string { return "redlock" }
+// Kind implements store.Kinder.
+func (*Store) Kind() string { return "redlock" }
 
-// TellsLapses implements LapseTeller: a Redlock holder learns of a lapsed
+// TellsLapses implements store.LapseTeller: a Redlock holder learns of a lapsed
 // lease from its own clock, so acquires carry no notice.
-func (*RedlockStore) TellsLapses() bool { return false }
+func (*Store) TellsLapses() bool { return false }
+
+// giveBack cancels an acquire of l on every node, on a context of its own
+// (the caller's may be what ran out, which is why) and bounded: never past
+// the lease, after which there is nothing left to give back, and never
+// long. A cancel, not a release: a node's part may still be on its way.
+func giveBack(ctx context.Context, s *Store, l store.Lease) {
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), min(l.TTL, 3*time.Second))
+	defer stop()
+	_ = s.Cancel(ctx, l)
+}

@@ -1,10 +1,11 @@
-package core
+package node
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -29,7 +30,7 @@ func TestAcquireLayoutsShareOneScript(t *testing.T) {
 func TestFloorStillCheckedWhereSent(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	l := Lease{Key: "reqlock:{floor-check}", Token: "t", TTL: time.Second}
+	l := store.Lease{Key: "reqlock:{floor-check}", Token: "t", TTL: time.Second}
 	if err := c.Set(ctx, l.Key+recordSuffix, "done", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}

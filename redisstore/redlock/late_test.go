@@ -1,8 +1,10 @@
-package core
+package redlock
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // TestLateGrantsTakeBack walks one slow node through the orders in which
@@ -46,7 +48,7 @@ func TestLateGrantsTakeBack(t *testing.T) {
 				case 'd':
 					got = g.releasedOn(rel, 0, nil)
 				case 'x':
-					got = g.releasedOn(rel, 0, ErrNotHeld)
+					got = g.releasedOn(rel, 0, store.ErrNotHeld)
 				case 'e':
 					got = g.releasedOn(rel, 0, errors.New("node timeout"))
 				}

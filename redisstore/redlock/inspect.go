@@ -1,4 +1,4 @@
-package core
+package redlock
 
 import (
 	"context"
@@ -6,20 +6,23 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // nodeHolding is one node's answer to an inspect.
 type nodeHolding struct {
-	h   Holding
+	h   store.Holding
 	id  string // digest of the lock's value on that node, "" when free
 	err error
 }
 
-// Inspect implements Inspector: inspect.lua on every node at once, one
+// Inspect implements store.Inspector: inspect.lua on every node at once, one
 // round trip each, and this rule over their answers:
 //
 //   - Held when a quorum of nodes hold the same value (one holder's token,
-//     compared by digest, never sent). Lease is the quorum-th longest lease
+//     compared by digest, never sent). store.Lease is the quorum-th longest lease
 //     among those nodes (how long a quorum still holds it, as TTL), Holder
 //     their label.
 //   - Free when no holder can have a quorum, even counting every node that
@@ -30,15 +33,15 @@ type nodeHolding struct {
 // Fence is the greatest fence any answering node handed out for the key,
 // Waiting the longest line on any node (a waiter joins the line on each node
 // where it finds the key taken).
-func (s *RedlockStore) Inspect(ctx context.Context, key string) (Holding, error) {
+func (s *Store) Inspect(ctx context.Context, key string) (store.Holding, error) {
 	answers := fanOut(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) nodeHolding {
-			h, id, err := n.inspect(ctx, key)
+		func(ctx context.Context, n *node.Node) nodeHolding {
+			h, id, err := node.InspectHolder(ctx, n, key)
 			return nodeHolding{h, id, err}
 		},
 		func(err error) nodeHolding { return nodeHolding{err: err} })
 
-	var out Holding
+	var out store.Holding
 	var failed []int
 	byHolder := make(map[string][]int, 1)
 	for i, a := range answers {
@@ -71,7 +74,7 @@ func (s *RedlockStore) Inspect(ctx context.Context, key string) (Holding, error)
 		return out, nil
 	case len(most)+len(failed) >= s.quorum:
 		errs := s.nodeErrs(failed, func(i int) error { return answers[i].err })
-		return Holding{}, fmt.Errorf("reqlock: redlock inspect: %d of %d nodes answered, too few to tell whether a quorum of %d holds the key: %w",
+		return store.Holding{}, fmt.Errorf("reqlock: redlock inspect: %d of %d nodes answered, too few to tell whether a quorum of %d holds the key: %w",
 			len(s.nodes)-len(failed), len(s.nodes), s.quorum, errors.Join(errs...))
 	default:
 		return out, nil

@@ -1,17 +1,17 @@
-package core
+package node
 
 import (
 	"context"
 	"fmt"
 )
 
-// RecordsDurable implements Durability: records survive a restart of Redis
+// RecordsDurable implements store.Durability: records survive a restart of Redis
 // only with AOF (appendonly yes) or RDB snapshots (save …), and with RDB
 // the writes since the last snapshot are lost. It asks with CONFIG GET,
 // which a managed Redis may rename or refuse: then it returns the error,
 // and nothing can be said. On a Cluster it asks the node the client picks;
 // the nodes of one deployment share a configuration.
-func (s *RedisStore) RecordsDurable(ctx context.Context) (durable bool, detail string, err error) {
+func (s *Node) RecordsDurable(ctx context.Context) (durable bool, detail string, err error) {
 	aof, err := s.c.ConfigGet(ctx, "appendonly").Result()
 	if err != nil {
 		return false, "", fmt.Errorf("reqlock: CONFIG GET appendonly: %w", err)

@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -62,4 +62,36 @@ func run(ctx context.Context, c doer, sc scriptCall, args []any) *redis.Cmd {
 // nil, which on the hot path it nearly always is.
 func replyIs(err error, prefix string) bool {
 	return err != nil && redis.HasErrorPrefix(err, prefix)
+}
+
+// ScriptOf names the script a command sends ("acquire", "release",
+// "extend", "ttl", "release_record"), "" for any other command: for tests
+// that hold back one node's scripts with a client hook.
+func ScriptOf(args []any) string {
+	if len(args) < 2 {
+		return ""
+	}
+	for _, sc := range []struct {
+		name string
+		call scriptCall
+	}{
+		{"acquire", acquireCall}, {"release", releaseCall}, {"extend", newScriptCall(extendScript, extendLua, 0)},
+		{"ttl", ttlCall}, {"release_record", releaseRecordCall},
+	} {
+		if args[1] == sc.call.sha || args[1] == sc.call.source {
+			return sc.name
+		}
+	}
+	return ""
+}
+
+// LoadScripts loads the acquire and release scripts on c ahead of use, so
+// that no NOSCRIPT retry sends one of them twice.
+func LoadScripts(ctx context.Context, c redis.Scripter) error {
+	for _, s := range []*redis.Script{acquireScript, releaseScript} {
+		if err := s.Load(ctx, c).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqlock/reqlock/core/store"
 )
 
-// AcquireQueued implements Waker: acquire.lua with the waiter, one round
+// AcquireQueued implements store.Waker: acquire.lua with the waiter, one round
 // trip.
-func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, withRecord bool) (Grant, []byte, error) {
+func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	if s.acks != nil { // WAIT must follow the acquire on its connection: no line
 		return s.acquire(ctx, l, withRecord)
 	}
@@ -22,12 +23,12 @@ func (s *RedisStore) AcquireQueued(ctx context.Context, l Lease, waiter string, 
 	return granted(l, a, err)
 }
 
-// Leave implements Waker: release.lua on the waiter's hand-off, if it has
+// Leave implements store.Waker: release.lua on the waiter's hand-off, if it has
 // one, after taking it out of the line; one round trip. Over a client that
 // may resend commands, it also leaves the marker of the waiter's name, which
 // Locker's attempts in line carry as their token: a copy of one of them
 // still on its way then takes nothing when it lands.
-func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
+func (s *Node) Leave(ctx context.Context, key, waiter string) error {
 	var marker time.Duration
 	if s.resends {
 		marker = releaseMarkerTTL
@@ -35,15 +36,15 @@ func (s *RedisStore) Leave(ctx context.Context, key, waiter string) error {
 	return storeErr(s.release(ctx, key, "~"+waiter, marker, waiter).Err())
 }
 
-// Subscribe implements Waker: one pub/sub connection, opened on the first
+// Subscribe implements store.Waker: one pub/sub connection, opened on the first
 // Hold and closed a moment after the last holder let go.
-func (s *RedisStore) Subscribe(prefix, instance string, wake func(key, waiter string)) Subscription {
+func (s *Node) Subscribe(prefix, instance string, wake func(key, waiter string)) store.Subscription {
 	return s.SubscribeGrants(prefix, instance, func(key, waiter string, _ uint64) { wake(key, waiter) })
 }
 
-// SubscribeGrants implements Granter: Subscribe, with the fence of a lock
+// SubscribeGrants implements store.Granter: Subscribe, with the fence of a lock
 // release.lua handed to the waiter, 0 when it handed none.
-func (s *RedisStore) SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) Subscription {
+func (s *Node) SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) store.Subscription {
 	return &redisSub{c: s.c, channel: wakeChannel(prefix, instance), wake: grant}
 }
 
@@ -167,7 +168,7 @@ func (r *redisSub) read(ps *redis.PubSub, confirmed, done, stop chan struct{}) {
 				}
 				if lost {
 					lost = false
-					r.wake(wakeAll, wakeAll, 0)
+					r.wake(store.WakeAll, store.WakeAll, 0)
 				}
 			}
 		case *redis.Message:
@@ -197,3 +198,8 @@ func parseWake(payload string) (key, waiter string, fence uint64, ok bool) {
 	}
 	return key, waiter, fence, ok
 }
+
+// unwatchLinger is how long a subscription stays open after its last
+// holder let go: under steady contention waiters come and go all the time,
+// and each SUBSCRIBE and UNSUBSCRIBE is a command.
+const unwatchLinger = 500 * time.Millisecond

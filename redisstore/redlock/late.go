@@ -1,8 +1,10 @@
-package core
+package redlock
 
 import (
 	"context"
 	"sync"
+
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // lateGrants covers the one gap that answering on a quorum opens: an
@@ -110,7 +112,7 @@ func (g *lateGrants) answeredLocked(lg *lateGrant) {
 
 // takeBack releases on node n a grant that outlived its lock's release, on
 // a context of its own: the caller is long gone.
-func (s *RedlockStore) takeBack(n *RedisStore, key, token string) {
+func (s *Store) takeBack(n *node.Node, key, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.nodeTimeout)
 	defer cancel()
 	_ = n.Release(ctx, key, token)

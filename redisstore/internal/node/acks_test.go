@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -36,12 +37,12 @@ func TestClusterReplicaAcksClosedNodeClient(t *testing.T) {
 	opts.MaxRedirects = 1
 	cc := redis.NewClusterClient(opts)
 	t.Cleanup(func() { _ = cc.Close() })
-	s := NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
+	s := New(cc).WithReplicaAcks(1, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	refused := func(key string) {
 		t.Helper()
-		_, err := s.Acquire(ctx, Lease{Key: key, Token: "tok", TTL: 10 * time.Second})
+		_, err := s.Acquire(ctx, store.Lease{Key: key, Token: "tok", TTL: 10 * time.Second})
 		if !errors.Is(err, ErrNotReplicated) { // this cluster has no replicas
 			t.Fatalf("Acquire(%s): %v, want ErrNotReplicated", key, err)
 		}

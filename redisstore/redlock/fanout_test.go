@@ -1,22 +1,24 @@
-package core
+package redlock
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // The calls a quorum did not wait for go on after fanOutUntil returned and
 // after the caller's context ended: a release that a quorum answered must
 // still reach the slower nodes. They stay bounded by the per-node timeout.
 func TestFanOutUntilOutlivesCaller(t *testing.T) {
-	nodes := []*RedisStore{{}, {}, {}}
+	nodes := []*node.Node{{}, {}, {}}
 	slow := make(chan struct{})
 	seen := make(chan error, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	answers := fanOutUntil(ctx, nodes, 5*time.Second,
-		func(ctx context.Context, n *RedisStore) error {
+		func(ctx context.Context, n *node.Node) error {
 			if n == nodes[0] {
 				return nil // the quorum of one
 			}
@@ -39,7 +41,7 @@ func TestFanOutUntilOutlivesCaller(t *testing.T) {
 
 	// Bounded by the timeout all the same.
 	answers = fanOutUntil(context.Background(), nodes, 50*time.Millisecond,
-		func(ctx context.Context, n *RedisStore) error { <-ctx.Done(); return ctx.Err() },
+		func(ctx context.Context, n *node.Node) error { <-ctx.Done(); return ctx.Err() },
 		func(err error) error { return err }, nil, 0)
 	for i, err := range answers {
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -52,12 +54,12 @@ func TestFanOutUntilOutlivesCaller(t *testing.T) {
 // fanOut (Extend) the calls end with it too: one left running could land
 // after a later renewal and undo it.
 func TestFanOutCallerGivesUp(t *testing.T) {
-	nodes := []*RedisStore{{}, {}}
+	nodes := []*node.Node{{}, {}}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	seen := make(chan error, len(nodes))
 	answers := fanOut(ctx, nodes, time.Minute,
-		func(ctx context.Context, n *RedisStore) error {
+		func(ctx context.Context, n *node.Node) error {
 			<-ctx.Done()
 			seen <- ctx.Err()
 			return ctx.Err()

@@ -1,4 +1,4 @@
-package core
+package redlock
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // fanOut runs op against every node at once, one goroutine each, and
@@ -20,8 +22,8 @@ import (
 // The calls end with ctx: for Extend, whose caller (a Refresh) takes turns
 // with the watchdog's renewals, a call let run after its caller gave up
 // could land after a later renewal and undo it.
-func fanOut[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
-	op func(context.Context, *RedisStore) T, late func(error) T) []T {
+func fanOut[T any](ctx context.Context, nodes []*node.Node, timeout time.Duration,
+	op func(context.Context, *node.Node) T, late func(error) T) []T {
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	return collect(ctx, callCtx, cancel, nodes, timeout, op, late, nil, 0)
 }
@@ -38,8 +40,8 @@ var errNotAwaited = errors.New("answer not awaited: a quorum had already agreed"
 // returning early must not abort the slower nodes' calls, or a release that
 // a quorum answered would leave its copies on the others (a grant that lands
 // late is taken back; see lateGrants). Calls still carry ctx's values.
-func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.Duration,
-	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
+func fanOutUntil[T any](ctx context.Context, nodes []*node.Node, timeout time.Duration,
+	op func(context.Context, *node.Node) T, late func(error) T, good func(T) bool, need int) []T {
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	return collect(ctx, callCtx, cancel, nodes, timeout, op, late, good, need)
 }
@@ -47,8 +49,8 @@ func fanOutUntil[T any](ctx context.Context, nodes []*RedisStore, timeout time.D
 // collect runs op on every node under callCtx, which cancel ends, and
 // gathers their answers until all are in, need of them are good (need > 0),
 // or callCtx or the caller's ctx ends.
-func collect[T any](ctx, callCtx context.Context, cancel context.CancelFunc, nodes []*RedisStore, timeout time.Duration,
-	op func(context.Context, *RedisStore) T, late func(error) T, good func(T) bool, need int) []T {
+func collect[T any](ctx, callCtx context.Context, cancel context.CancelFunc, nodes []*node.Node, timeout time.Duration,
+	op func(context.Context, *node.Node) T, late func(error) T, good func(T) bool, need int) []T {
 	done := countdown(len(nodes), cancel) // the last call out frees the timer
 
 	type answer struct {

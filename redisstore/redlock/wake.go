@@ -1,36 +1,39 @@
-package core
+package redlock
 
 import (
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
-// AcquireQueued implements Waker. A Redlock waiter joins the line on each
+// AcquireQueued implements store.Waker. A Redlock waiter joins the line on each
 // node where it finds the lock taken, but a release hands the lock to
 // nobody: each node would pick its own head, and a hand-off split over the
 // nodes would reach no quorum. A release tells everyone in line instead.
-func (s *RedlockStore) AcquireQueued(ctx context.Context, l Lease, waiter string, withRecord bool) (Grant, []byte, error) {
+func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	if withRecord {
-		return Grant{}, nil, ErrNoRecords
+		return store.Grant{}, nil, store.ErrNoRecords
 	}
 	g, err := s.acquire(ctx, l, waiter)
 	return g, nil, err
 }
 
-// Leave implements Waker: out of the line on every node, best effort: a
+// Leave implements store.Waker: out of the line on every node, best effort: a
 // node that does not answer drops the line at the next release, or when
 // the line expires.
-func (s *RedlockStore) Leave(ctx context.Context, key, waiter string) error {
+func (s *Store) Leave(ctx context.Context, key, waiter string) error {
 	fanOut(ctx, s.nodes, s.nodeTimeout,
-		func(ctx context.Context, n *RedisStore) error { return n.Leave(ctx, key, waiter) },
+		func(ctx context.Context, n *node.Node) error { return n.Leave(ctx, key, waiter) },
 		func(err error) error { return err })
 	return nil
 }
 
-// Subscribe implements Waker: one subscription per node, since any quorum
+// Subscribe implements store.Waker: one subscription per node, since any quorum
 // may release, and a word from any node will do.
-func (s *RedlockStore) Subscribe(prefix, instance string, wake func(key, waiter string)) Subscription {
+func (s *Store) Subscribe(prefix, instance string, wake func(key, waiter string)) store.Subscription {
 	subs := make(redlockSub, len(s.nodes))
 	for i, n := range s.nodes {
 		subs[i] = n.Subscribe(prefix, instance, wake)
@@ -38,7 +41,7 @@ func (s *RedlockStore) Subscribe(prefix, instance string, wake func(key, waiter 
 	return subs
 }
 
-type redlockSub []Subscription
+type redlockSub []store.Subscription
 
 // Hold returns once a quorum of nodes confirmed: a release reaches a
 // quorum, so one of those nodes will tell.
@@ -76,8 +79,8 @@ func (r redlockSub) Hold(ctx context.Context) (func(), error) {
 }
 
 func (r redlockSub) Listening() bool {
-	return !slices.ContainsFunc(r, func(sub Subscription) bool {
-		l, ok := sub.(Listener)
+	return !slices.ContainsFunc(r, func(sub store.Subscription) bool {
+		l, ok := sub.(store.Listener)
 		return !ok || !l.Listening()
 	})
 }

@@ -1,25 +1,26 @@
-package core
-
-// An internal test file, so that the Redlock floor can fan out through the
-// store's own fanOut: the floor then differs from the store only in what
-// each node is asked and in what the store does around it.
+package redlock_test
 
 import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
+	"github.com/reqlock/reqlock/internal/redisfloor"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // BenchmarkRedlockCycle: one uncontended TryObtain + Release on five
 // masters, beside the parallel five-node floor: a bare SET NX PX to all five
 // at once, then the compare-and-delete script to all five at once, through
-// the same fan-out (one goroutine per node, the same node timeout). Read
+// a fan-out like the store's (one goroutine per node, the same node
+// timeout). Read
 // reqlock against floor (and scripted-floor: SET NX PX sent as a script)
 // from the same run; on two cores five servers make the floor itself several
 // times the single-node one. There is no interleaved ratio line here: the
@@ -33,19 +34,16 @@ func BenchmarkRedlockCycle(b *testing.B) {
 		clients[i] = s.Client(b)
 		clients[i].Ping(ctx) // connect outside the timings
 	}
-	store := NewRedlockStore(clients...)
-	l := NewLocker(store, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	l := core.NewLocker(redlock.New(clients...), core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 
 	// fanOutFloor is one floor cycle: acquire on all five nodes at once,
 	// then the release on all five at once.
-	fanOutFloor := func(b *testing.B, acquire func(context.Context, redis.UniversalClient, string) error) func() {
+	floorCycle := func(b *testing.B, acquire func(context.Context, redis.UniversalClient, string) error) func() {
 		return func() {
-			errs := fanOut(ctx, store.nodes, DefaultNodeTimeout,
-				func(ctx context.Context, n *RedisStore) error { return acquire(ctx, n.c, "floor:{k}") },
-				func(err error) error { return err })
-			errs = append(errs, fanOut(ctx, store.nodes, DefaultNodeTimeout,
-				func(ctx context.Context, n *RedisStore) error { return FloorRelease(ctx, n.c, "floor:{k}") },
-				func(err error) error { return err })...)
+			errs := fanOutFloor(ctx, clients, func(ctx context.Context, c redis.UniversalClient) error { return acquire(ctx, c, "floor:{k}") })
+			errs = append(errs, fanOutFloor(ctx, clients, func(ctx context.Context, c redis.UniversalClient) error {
+				return redisfloor.Release(ctx, c, "floor:{k}")
+			})...)
 			for _, err := range errs {
 				if err != nil {
 					b.Fatal(err)
@@ -55,8 +53,8 @@ func BenchmarkRedlockCycle(b *testing.B) {
 	}
 	benchratio.Each(b, "", func(b *testing.B) []benchratio.Cycle {
 		return []benchratio.Cycle{
-			{Name: "floor", Run: fanOutFloor(b, FloorSetNX)},
-			{Name: "scripted-floor", Run: fanOutFloor(b, FloorScriptedSetNX)},
+			{Name: "floor", Run: floorCycle(b, redisfloor.SetNX)},
+			{Name: "scripted-floor", Run: floorCycle(b, redisfloor.ScriptedSetNX)},
 			{Name: "reqlock", Run: func() {
 				lk, err := l.TryObtain(ctx, "k")
 				if err != nil {
@@ -68,4 +66,21 @@ func BenchmarkRedlockCycle(b *testing.B) {
 			}},
 		}
 	})
+}
+
+// fanOutFloor runs call on every client at once, each bounded by the
+// store's node timeout, and returns once all have answered, as the store's
+// own fan-out does for the calls it waits for.
+func fanOutFloor(ctx context.Context, clients []redis.UniversalClient, call func(context.Context, redis.UniversalClient) error) []error {
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, redlock.DefaultNodeTimeout)
+			defer cancel()
+			errs[i] = call(ctx, c)
+		})
+	}
+	wg.Wait()
+	return errs
 }

@@ -1,8 +1,10 @@
-package core_test
+package redisstore_test
 
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
 // BenchmarkRecordHit: a key whose work is done, asked again at the
@@ -54,7 +57,7 @@ func BenchmarkRecordHit(b *testing.B) {
 				}
 			}},
 			{Name: "scripted-get", Run: func() {
-				if v, err := core.FloorScriptedGet(ctx, c, storeKey); err != nil || len(v) != len(record) {
+				if v, err := node.FloorScriptedGet(ctx, c, storeKey); err != nil || len(v) != len(record) {
 					b.Fatalf("scripted GET: %d bytes, %v", len(v), err)
 				}
 			}},
@@ -72,4 +75,8 @@ func BenchmarkRecordHit(b *testing.B) {
 	}
 	benchratio.Each(b, "", cycles)
 	b.Run("ratio", func(b *testing.B) { benchratio.Ratios(b, cycles(b)...) })
+}
+
+func newLocker(s core.Store) *core.Locker {
+	return core.NewLocker(s, core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 }

@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // ErrNotReplicated means an acquire took the lock on the master but fewer
 // replicas than WithReplicaAcks asks for confirmed it in time, so the lock
 // was released again. The Locker reports it as ErrUnavailable: nobody else
-// holds the lock (so not ErrNotObtained, which would send callers waiting
+// holds the lock (so not store.ErrNotObtained, which would send callers waiting
 // for a holder that does not exist, and an HTTP 409 for a duplicate that
 // does not exist); the store just cannot make a lock durable right now.
 var ErrNotReplicated = errors.New("reqlock: lock not confirmed by enough replicas")
@@ -65,7 +66,7 @@ const waitGranularity = 110 * time.Millisecond
 //
 // It panics unless n > 0 and timeout > 0 (WAIT 0 would block forever), and
 // on a Ring, which shards keys over independent servers.
-func (s *RedisStore) WithReplicaAcks(n int, timeout time.Duration) *RedisStore {
+func (s *Node) WithReplicaAcks(n int, timeout time.Duration) *Node {
 	if n <= 0 || timeout <= 0 {
 		panic(fmt.Sprintf("reqlock: WithReplicaAcks(%d, %v): both must be positive", n, timeout))
 	}
@@ -78,7 +79,7 @@ func (s *RedisStore) WithReplicaAcks(n int, timeout time.Duration) *RedisStore {
 	case *redis.ClusterClient:
 		acks.readTimeout = c.Options().ReadTimeout
 	}
-	return &RedisStore{c: s.c, d: s.d, acks: acks, resends: s.resends}
+	return &Node{c: s.c, d: s.d, acks: acks, resends: s.resends}
 }
 
 // waitArgs is the WAIT command for one acquire: timeout, or less when the
@@ -97,7 +98,7 @@ func (a *replicaAcks) waitArgs(ctx context.Context) []any {
 }
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.
-func (s *RedisStore) acquireAcked(ctx context.Context, l Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, err error) {
+func (s *Node) acquireAcked(ctx context.Context, l store.Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, err error) {
 	fence, remaining, record, acks, err := s.evalThenWait(ctx, l, withRecord)
 	if err != nil || fence == 0 {
 		return 0, remaining, record, err
@@ -114,7 +115,7 @@ func (s *RedisStore) acquireAcked(ctx context.Context, l Lease, withRecord bool)
 // Cluster that is the key's master, asked directly, and where the slot has
 // moved (MOVED) or is moving (ASK), the node the redirect names, for as many
 // redirects as the cluster client's MaxRedirects allows.
-func (s *RedisStore) evalThenWait(ctx context.Context, l Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, acks int64, err error) {
+func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, acks int64, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	call, args := plainAcquire(l, ttl, fttl, withRecord)
 	cc, _ := s.c.(*redis.ClusterClient)
@@ -191,7 +192,7 @@ type ackNode interface {
 // on its own connection, which a second pipeline may not get. While
 // replicas are missing, the first WAIT then takes its time for nothing;
 // that needs both at once, and is rare.
-func (s *RedisStore) sendAcked(ctx context.Context, node ackNode, asking bool, call scriptCall, args []any) (evalCmd, waitCmd *redis.Cmd) {
+func (s *Node) sendAcked(ctx context.Context, node ackNode, asking bool, call scriptCall, args []any) (evalCmd, waitCmd *redis.Cmd) {
 	addr := nodeAddr(node)
 	_, loaded := s.acks.loaded.Load(addr)
 	for {
@@ -231,7 +232,7 @@ func nodeAddr(node ackNode) string {
 
 // releaseRecordingAcked runs release_record.lua (args from ReleaseRecording)
 // with WAIT behind it on the same connection of the key's master.
-func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, call scriptCall, args []any) error {
+func (s *Node) releaseRecordingAcked(ctx context.Context, key string, call scriptCall, args []any) error {
 	var node ackNode = s.c
 	if cc, ok := s.c.(*redis.ClusterClient); ok {
 		m, err := cc.MasterForKey(ctx, key)
@@ -253,7 +254,7 @@ func (s *RedisStore) releaseRecordingAcked(ctx context.Context, key string, call
 		return err
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return store.ErrNotHeld
 	}
 	acks, err := waitCmd.Int64()
 	if err != nil {

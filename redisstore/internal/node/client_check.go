@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"log/slog"
@@ -49,7 +49,7 @@ func mayResend(c redis.UniversalClient) bool {
 var warnedClients sync.Map // redis.UniversalClient → struct{}
 
 // warnIfIgnoresDeadlines logs, once per client, that c ignores context
-// deadlines. NewRedisStore cannot return an error, and refusing such a
+// deadlines. New cannot return an error, and refusing such a
 // client outright would turn a working setup into a panic at start-up; a
 // warning at construction is seen by the operator who can fix it.
 func warnIfIgnoresDeadlines(c redis.UniversalClient) {
@@ -63,5 +63,5 @@ func warnIfIgnoresDeadlines(c redis.UniversalClient) {
 	slog.Default().Warn("reqlock: the Redis client was created without ContextTimeoutEnabled: "+
 		"context deadlines do not reach the socket, so a hung Redis holds each lock call for the client's ReadTimeout "+
 		"instead of the caller's deadline; set ContextTimeoutEnabled: true in its options",
-		attrReason, "context_timeout_disabled")
+		"reqlock.reason", "context_timeout_disabled")
 }

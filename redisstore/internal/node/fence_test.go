@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -15,7 +16,7 @@ func TestAcquireRefusesAbsurdFloor(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l := Lease{Key: "reqlock:{floor}", Token: "me", TTL: time.Second}
+	l := store.Lease{Key: "reqlock:{floor}", Token: "me", TTL: time.Second}
 	for _, floor := range []string{"12345678901234567890", "1e30", "-5", "0", "07"} {
 		_, err := acquireReply(run(ctx, c, acquireCall, append(acquireArgs(l, int64(1000), int64(60000), 1), floor)))
 		if err == nil || !strings.Contains(err.Error(), "fence floor") {

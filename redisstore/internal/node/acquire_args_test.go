@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -97,10 +98,10 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 	keysOf := func(key, token string, more ...string) []string {
 		return append([]string{key, key + fenceSuffix, cancelKey(key, token)}, more...)
 	}
-	s := NewRedisStore(c)
+	s := New(c)
 
 	t.Run("plain", func(t *testing.T) {
-		l := Lease{Key: "reqlock:{args-plain}", Token: "t1", TTL: ttl}
+		l := store.Lease{Key: "reqlock:{args-plain}", Token: "t1", TTL: ttl}
 		if _, err := s.Acquire(ctx, l); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 	})
 
 	t.Run("record", func(t *testing.T) {
-		l := Lease{Key: "reqlock:{args-record}", Token: "t1", TTL: ttl}
+		l := store.Lease{Key: "reqlock:{args-record}", Token: "t1", TTL: ttl}
 		if _, rec, err := s.AcquireOrRecord(ctx, l); err != nil || rec != nil {
 			t.Fatalf("first: %q, %v", rec, err)
 		}
@@ -141,14 +142,20 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		for _, c0 := range []struct {
 			name    string
 			want    bool
-			acquire func(Lease) ([]byte, error)
+			acquire func(store.Lease) ([]byte, error)
 		}{
-			{"plain", false, func(l Lease) ([]byte, error) { _, err := s.Acquire(ctx, l); return nil, err }},
-			{"with the record", true, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireOrRecord(ctx, l); return rec, err }},
-			{"in line", false, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireQueued(ctx, l, "w9", false); return rec, err }},
-			{"in line, with the record", true, func(l Lease) ([]byte, error) { _, rec, err := s.AcquireQueued(ctx, l, "w9", true); return rec, err }},
+			{"plain", false, func(l store.Lease) ([]byte, error) { _, err := s.Acquire(ctx, l); return nil, err }},
+			{"with the record", true, func(l store.Lease) ([]byte, error) { _, rec, err := s.AcquireOrRecord(ctx, l); return rec, err }},
+			{"in line", false, func(l store.Lease) ([]byte, error) {
+				_, rec, err := s.AcquireQueued(ctx, l, "w9", false)
+				return rec, err
+			}},
+			{"in line, with the record", true, func(l store.Lease) ([]byte, error) {
+				_, rec, err := s.AcquireQueued(ctx, l, "w9", true)
+				return rec, err
+			}},
 		} {
-			l := Lease{Key: "reqlock:{args-ask-" + c0.name + "}", Token: "t1", TTL: ttl}
+			l := store.Lease{Key: "reqlock:{args-ask-" + c0.name + "}", Token: "t1", TTL: ttl}
 			if err := c.Set(ctx, l.Key+recordSuffix, "done", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -165,14 +172,14 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 	})
 
 	t.Run("queued", func(t *testing.T) {
-		l := Lease{Key: "reqlock:{args-queued}", Token: "holder", TTL: ttl}
+		l := store.Lease{Key: "reqlock:{args-queued}", Token: "holder", TTL: ttl}
 		if _, err := s.Acquire(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		w := Lease{Key: l.Key, Token: "~w1", TTL: ttl}
+		w := store.Lease{Key: l.Key, Token: "~w1", TTL: ttl}
 		for _, withRecord := range []bool{false, true} {
 			_, _, err := s.AcquireQueued(ctx, w, "w1", withRecord)
-			var taken *NotObtainedError
+			var taken *store.NotObtainedError
 			if !errors.As(err, &taken) {
 				t.Fatalf("waiter: %v, want not obtained", err)
 			}
@@ -193,14 +200,18 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		}
 	})
 
+	// A Redlock node's acquire (AcquireAbove), with the floor the Redlock
+	// store sends: its clock in microseconds, formatted.
 	t.Run("redlock", func(t *testing.T) {
-		r := NewRedlockStore(c)
-		l := Lease{Key: "reqlock:{args-redlock}", Token: "t1", TTL: ttl}
+		r := New(c)
+		WakeEveryone(r)
+		l := store.Lease{Key: "reqlock:{args-redlock}", Token: "t1", TTL: ttl}
 		before := time.Now().UnixMicro()
-		g, err := r.Acquire(ctx, l)
+		got, _, err := AcquireAbove(ctx, r, l, strconv.FormatInt(time.Now().UnixMicro(), 10), "")
 		if err != nil {
 			t.Fatal(err)
 		}
+		g := store.Grant{Fence: got}
 		keys, argv := calls.last(t)
 		equalStrings(t, "keys", keys, keysOf(l.Key, l.Token))
 		if len(argv) != 4 {
@@ -215,11 +226,10 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 			t.Errorf("fence %d, want the floor %d on a fresh counter", g.Fence, floor)
 		}
 
-		w := Lease{Key: l.Key, Token: "~w2", TTL: ttl}
-		_, _, err = r.AcquireQueued(ctx, w, "w2", false)
-		var taken *NotObtainedError
-		if !errors.As(err, &taken) {
-			t.Fatalf("waiter: %v, want not obtained", err)
+		w := store.Lease{Key: l.Key, Token: "~w2", TTL: ttl}
+		got, _, err = AcquireAbove(ctx, r, w, strconv.FormatInt(time.Now().UnixMicro(), 10), "w2")
+		if err != nil || got != 0 {
+			t.Fatalf("waiter: fence %d, %v, want the lock taken", got, err)
 		}
 		keys, argv = calls.last(t)
 		equalStrings(t, "waiter keys", keys, keysOf(w.Key, w.Token, w.Key+recordSuffix, w.Key+queueSuffix))
@@ -236,9 +246,9 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 	t.Run("acked", func(t *testing.T) {
 		// No replica: WAIT counts none, and the attempt gives the lock back;
 		// what was sent is what is checked here.
-		a := NewRedisStore(c).WithReplicaAcks(1, 5*time.Millisecond)
+		a := New(c).WithReplicaAcks(1, 5*time.Millisecond)
 		for _, withRecord := range []bool{false, true} {
-			l := Lease{Key: "reqlock:{args-acked}", Token: "t1", TTL: ttl}
+			l := store.Lease{Key: "reqlock:{args-acked}", Token: "t1", TTL: ttl}
 			_, _, err := a.acquire(ctx, l, withRecord)
 			if err == nil {
 				t.Fatal("acquire without a replica counted")

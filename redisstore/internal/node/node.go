@@ -1,4 +1,4 @@
-package core
+package node
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // The scripts are plain files so that they can be read and reviewed as Lua.
@@ -78,14 +79,14 @@ func fenceTTL(lease time.Duration) time.Duration {
 	return max(10*lease, time.Minute)
 }
 
-// RedisStore keeps locks in Redis: a single node, a Cluster, or a Sentinel
+// Node keeps locks in Redis: a single node, a Cluster, or a Sentinel
 // failover client, through redis.UniversalClient. Each operation is one
 // script, one round trip.
 //
 // Create the client with ContextTimeoutEnabled: true. Without it go-redis
 // ignores context deadlines on the socket and a hung Redis holds a caller for
 // the client's ReadTimeout (3s by default) instead of the caller's deadline.
-type RedisStore struct {
+type Node struct {
 	c     redis.UniversalClient
 	d     doer // where scripts go: c, or on a Cluster the key's master
 	boxed atomic.Pointer[boxedTTL]
@@ -93,30 +94,30 @@ type RedisStore struct {
 	// resends: the client may resend an acquire (see mayResend), so a
 	// release leaves a cancel marker for the token (see Release).
 	resends bool
-	// wakeAll: a release with nobody in line tells every listener anyway
+	// store.WakeAll: a release with nobody in line tells every listener anyway
 	// (a RedlockStore's node: its waiters do not queue).
 	wakeAll bool
 }
 
-// NewRedisStore returns a store over c. It panics if c is nil, and logs a
+// New returns a store over c. It panics if c is nil, and logs a
 // warning (to slog.Default, once per client) if c was created without
 // ContextTimeoutEnabled.
-func NewRedisStore(c redis.UniversalClient) *RedisStore {
+func New(c redis.UniversalClient) *Node {
 	if c == nil {
 		panic("reqlock: NewRedisStore: nil client")
 	}
 	warnIfIgnoresDeadlines(c)
-	return &RedisStore{c: c, d: scriptDoer(c), resends: mayResend(c)}
+	return &Node{c: c, d: scriptDoer(c), resends: mayResend(c)}
 }
 
-// Acquire implements Store: SET NX PX plus the fence, or the holder's PTTL.
-func (s *RedisStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+// Acquire implements store.Store: SET NX PX plus the fence, or the holder's PTTL.
+func (s *Node) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	g, _, err := s.acquire(ctx, l, false)
 	return g, err
 }
 
 // acquire is Acquire, and with withRecord AcquireOrRecord.
-func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Grant, []byte, error) {
+func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool) (store.Grant, []byte, error) {
 	var a acquireAnswer
 	var err error
 	if s.acks != nil {
@@ -129,33 +130,33 @@ func (s *RedisStore) acquire(ctx context.Context, l Lease, withRecord bool) (Gra
 	return granted(l, a, err)
 }
 
-// granted turns an acquire's answer into what the Store and Recorder
+// granted turns an acquire's answer into what the store.Store and store.Recorder
 // methods return.
-func granted(l Lease, a acquireAnswer, err error) (Grant, []byte, error) {
+func granted(l store.Lease, a acquireAnswer, err error) (store.Grant, []byte, error) {
 	switch {
 	case err != nil:
-		return Grant{}, nil, err
+		return store.Grant{}, nil, err
 	case a.record != nil:
-		return Grant{}, a.record, nil
+		return store.Grant{}, a.record, nil
 	case a.fence == 0:
-		return Grant{}, nil, &NotObtainedError{Remaining: a.remaining, LastFence: a.lastFence}
+		return store.Grant{}, nil, &store.NotObtainedError{Remaining: a.remaining, LastFence: a.lastFence}
 	}
-	return Grant{Fence: a.fence, Validity: validity(l.TTL)}, nil, nil
+	return store.Grant{Fence: a.fence, Validity: store.Validity(l.TTL)}, nil, nil
 }
 
-// AcquireOrRecord implements Recorder: the acquire and the look-up of the
+// AcquireOrRecord implements store.Recorder: the acquire and the look-up of the
 // key's record in one script, one round trip.
-func (s *RedisStore) AcquireOrRecord(ctx context.Context, l Lease) (Grant, []byte, error) {
+func (s *Node) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	return s.acquire(ctx, l, true)
 }
 
-// ReleaseRecording implements Recorder: the token check, the record and
+// ReleaseRecording implements store.Recorder: the token check, the record and
 // the release in one script, one round trip.
 //
 // With WithReplicaAcks, WAIT follows the script on its connection, and a
 // record fewer replicas confirmed is ErrNotReplicated: the lock is released
 // all the same, but a failover may lose the record.
-func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+func (s *Node) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
 	call, args := releaseRecordCall, append(evalArgs(8), key, key+recordSuffix, key+queueSuffix)
 	if s.resends {
 		// As Release: a copy of the lock's own acquire may still land.
@@ -173,20 +174,20 @@ func (s *RedisStore) ReleaseRecording(ctx context.Context, key, token string, re
 		return err
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }
 
 // acquireArgs is the argument list of acquire.lua for l, from evalArgs, with
 // room for extra arguments after it.
-func acquireArgs(l Lease, ttl, fttl any, extra int) []any {
+func acquireArgs(l store.Lease, ttl, fttl any, extra int) []any {
 	return append(evalArgs(6+extra), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Token, ttl, fttl)
 }
 
 // plainAcquire is the script call and argument list of an attempt that does
 // not wait in line, asking for the key's record too when withRecord.
-func plainAcquire(l Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
+func plainAcquire(l store.Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
 	if withRecord {
 		return acquireRecordCall, recordArgs(l, ttl, fttl)
 	}
@@ -195,14 +196,14 @@ func plainAcquire(l Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
 
 // recordArgs is acquire.lua's argument list that also asks for the key's
 // record: the record's key, last, is the ask (acquire_record.lua).
-func recordArgs(l Lease, ttl, fttl any) []any {
+func recordArgs(l store.Lease, ttl, fttl any) []any {
 	return append(evalArgs(7), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
 		l.Token, ttl, fttl)
 }
 
 // queuedArgs is acquire.lua's argument list for a waiter in line; floor is
 // RedlockStore's clock, or "".
-func queuedArgs(l Lease, ttl, fttl any, floor any, waiter string, withRecord bool) []any {
+func queuedArgs(l store.Lease, ttl, fttl any, floor any, waiter string, withRecord bool) []any {
 	flag := ""
 	if withRecord {
 		flag = "1"
@@ -266,7 +267,7 @@ type acquireAnswer struct {
 // leaseArgs returns the lease and the fence counter's lifetime in
 // milliseconds, boxed once per TTL: a Locker uses one TTL, and boxing them
 // anew would cost two allocations per acquire.
-func (s *RedisStore) leaseArgs(ttl time.Duration) (lease, fence any) {
+func (s *Node) leaseArgs(ttl time.Duration) (lease, fence any) {
 	if c := s.boxed.Load(); c != nil && c.ttl == ttl {
 		return c.lease, c.fence
 	}
@@ -280,10 +281,10 @@ type boxedTTL struct {
 	lease, fence any
 }
 
-// Extend implements Store. All leases go in one pipeline: one round trip per
+// Extend implements store.Store. All leases go in one pipeline: one round trip per
 // node however many locks the watchdog renews.
-func (s *RedisStore) Extend(ctx context.Context, leases []Lease) []Renewal {
-	out := make([]Renewal, len(leases))
+func (s *Node) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
+	out := make([]store.Renewal, len(leases))
 	cmds := s.extendAll(ctx, leases, extendScript.EvalSha)
 	var retry []int
 	for i, cmd := range cmds {
@@ -292,7 +293,7 @@ func (s *RedisStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 		}
 	}
 	if len(retry) > 0 { // a server that restarted or failed over lost its script cache
-		again := make([]Lease, len(retry))
+		again := make([]store.Lease, len(retry))
 		for j, i := range retry {
 			again[j] = leases[i]
 		}
@@ -308,7 +309,7 @@ func (s *RedisStore) Extend(ctx context.Context, leases []Lease) []Renewal {
 
 type evalFunc func(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd
 
-func (s *RedisStore) extendAll(ctx context.Context, leases []Lease, eval evalFunc) []*redis.Cmd {
+func (s *Node) extendAll(ctx context.Context, leases []store.Lease, eval evalFunc) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(leases))
 	if len(leases) == 1 { // Refresh and the common tick: no pipeline to build
 		l := leases[0]
@@ -326,23 +327,23 @@ func (s *RedisStore) extendAll(ctx context.Context, leases []Lease, eval evalFun
 	return cmds
 }
 
-func extendResult(l Lease, cmd *redis.Cmd) Renewal {
+func extendResult(l store.Lease, cmd *redis.Cmd) store.Renewal {
 	n, err := cmd.Int64()
 	switch {
 	case err != nil:
-		return Renewal{Err: err}
+		return store.Renewal{Err: err}
 	case n == 0:
-		return Renewal{Err: ErrNotHeld}
+		return store.Renewal{Err: store.ErrNotHeld}
 	default:
-		return Renewal{Validity: validity(l.TTL)}
+		return store.Renewal{Validity: store.Validity(l.TTL)}
 	}
 }
 
-// Cancel implements Canceler: the lock is deleted if l.Token holds it, and
+// Cancel implements store.Canceler: the lock is deleted if l.Token holds it, and
 // a marker left for the token, for fenceTTL(l.TTL), makes an acquire with
 // that token that is still on its way give the lock straight back when it
 // lands. One round trip.
-func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
+func (s *Node) Cancel(ctx context.Context, l store.Lease) error {
 	return storeErr(s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err())
 }
 
@@ -350,12 +351,12 @@ func (s *RedisStore) Cancel(ctx context.Context, l Lease) error {
 // it leaves one.
 const releaseMarkerTTL = time.Minute
 
-// Release implements Store: compare the token, then hand the lock to the
+// Release implements store.Store: compare the token, then hand the lock to the
 // next waiter in line, or DEL. Over a client that may resend commands, a
 // copy of the lock's own acquire may still be on its way, and would take the
 // lock again for nobody: then the release also leaves the token's cancel
 // marker, for releaseMarkerTTL. A client with MaxRetries: -1 spares that key.
-func (s *RedisStore) Release(ctx context.Context, key, token string) error {
+func (s *Node) Release(ctx context.Context, key, token string) error {
 	var marker time.Duration
 	if s.resends {
 		marker = releaseMarkerTTL
@@ -366,7 +367,7 @@ func (s *RedisStore) Release(ctx context.Context, key, token string) error {
 // release runs release.lua: token's lock (or '~' + waiter's hand-off) is
 // passed on; marker > 0 leaves the token's cancel marker; leaving takes
 // that waiter out of the line first.
-func (s *RedisStore) release(ctx context.Context, key, token string, marker time.Duration, leaving string) *redis.Cmd {
+func (s *Node) release(ctx context.Context, key, token string, marker time.Duration, leaving string) *redis.Cmd {
 	markerMs, all := any(""), any("")
 	if marker > 0 {
 		markerMs = marker.Milliseconds()
@@ -384,8 +385,8 @@ func (s *RedisStore) release(ctx context.Context, key, token string, marker time
 // ceilMillis is d in whole milliseconds, rounded up: Redis refuses PX 0.
 func ceilMillis(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
 
-// handOffMs is HandOffTimeout as release.lua takes it, boxed once.
-var handOffMs any = HandOffTimeout.Milliseconds()
+// handOffMs is store.HandOffTimeout as release.lua takes it, boxed once.
+var handOffMs any = store.HandOffTimeout.Milliseconds()
 
 func releaseResult(cmd *redis.Cmd) error {
 	n, err := cmd.Int64()
@@ -393,42 +394,53 @@ func releaseResult(cmd *redis.Cmd) error {
 		return storeErr(err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }
 
-// storeErr marks an error of a closed client as ErrStoreClosed, which is
+// storeErr marks an error of a closed client as store.ErrStoreClosed, which is
 // how the Locker knows that retrying an undo over it is pointless.
 func storeErr(err error) error {
-	if errors.Is(err, redis.ErrClosed) && !errors.Is(err, ErrStoreClosed) {
-		return fmt.Errorf("%w: %w", ErrStoreClosed, err)
+	if errors.Is(err, redis.ErrClosed) && !errors.Is(err, store.ErrStoreClosed) {
+		return fmt.Errorf("%w: %w", store.ErrStoreClosed, err)
 	}
 	return err
 }
 
-// Kind implements Kinder: a Sentinel failover client is a *redis.Client,
+// Kind implements store.Kinder: a Sentinel failover client is a *redis.Client,
 // hence redis; every *redis.ClusterClient is redis_cluster, as the store
 // runs its scripts on the key's master.
-func (s *RedisStore) Kind() string {
+func (s *Node) Kind() string {
 	if _, ok := s.c.(*redis.ClusterClient); ok {
 		return "redis_cluster"
 	}
 	return "redis"
 }
 
-// TellsLapses implements LapseTeller: a Redis holder learns of a lapsed
+// TellsLapses implements store.LapseTeller: a Redis holder learns of a lapsed
 // lease from its own clock, so acquires carry no notice.
-func (*RedisStore) TellsLapses() bool { return false }
+func (*Node) TellsLapses() bool { return false }
 
-// TTL implements Store.
-func (s *RedisStore) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+// TTL implements store.Store.
+func (s *Node) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	n, err := run(ctx, s.d, ttlCall, append(evalArgs(2), key, token)).Int64()
 	if err != nil {
 		return 0, err
 	}
 	if n < 0 {
-		return 0, ErrNotHeld
+		return 0, store.ErrNotHeld
 	}
 	return time.Duration(n) * time.Millisecond, nil
+}
+
+// giveBack undoes an acquire of l that may have taken the lock but cannot
+// hand it out (too few replicas acknowledged it), on a context of its own
+// and bounded: never past the lease, after which there is nothing left to
+// give back, and never long. It cancels rather than releases: a copy of the
+// acquire may still be on its way.
+func giveBack(ctx context.Context, s *Node, l store.Lease) {
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), min(l.TTL, 3*time.Second))
+	defer stop()
+	_ = s.Cancel(ctx, l)
 }

@@ -1,0 +1,31 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/core/store"
+)
+
+// The scripted floor of a replay hit, for the benchmarks: a script that
+// only fetches the record, sent as the store sends its acquire (run), with
+// the keys and arguments of the acquire that asks for its record.
+var (
+	scriptedGetSource = `return redis.call('GET', KEYS[4])`
+	scriptedGetScript = redis.NewScript(scriptedGetSource)
+)
+
+// FloorScriptedGet is the scripted floor of a replay hit on storeKey.
+// A fresh token each time, as the Locker makes one for each acquire.
+func FloorScriptedGet(ctx context.Context, c redis.UniversalClient, storeKey string) ([]byte, error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	l := store.Lease{Key: storeKey, Token: base64.RawURLEncoding.EncodeToString(b[:]), TTL: 10 * time.Second}
+	call := newScriptCall(scriptedGetScript, scriptedGetSource, 4)
+	v, err := run(ctx, c, call, recordArgs(l, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds())).Text()
+	return []byte(v), err
+}
