@@ -35,7 +35,7 @@ var brokenCases = []struct {
 	{"empty-record-nil", "records", []string{"records/empty"}},
 	{"wakes-nobody", "lines", []string{"lines/wake-on-release"}},
 	{"inspect-takes-free-keys", "inspect", []string{"inspect/read-only"}},
-	{"cancel-forgets", "cancel", []string{"cancel/before-landing"}},
+	{"cancel-forgets", "cancel", []string{"cancel/before-landing", "cancel/queued-before-landing"}},
 	{"lapse-untold", "contract", []string{"contract/lapse-notice"}},
 }
 
@@ -55,6 +55,7 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 	})
 	for _, bc := range brokenCases {
 		t.Run(bc.breaks, func(t *testing.T) {
+			t.Parallel() // children wait for the most part
 			var names []string
 			for _, p := range bc.fails {
 				names = append(names, strings.TrimPrefix(p, bc.group+"/"))
@@ -117,15 +118,29 @@ func (s *brokenStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, er
 		ctx = store.WithLapseNotice(ctx, nil)
 	}
 	g, err := s.MemoryStore.Acquire(ctx, l)
-	if err == nil {
-		switch s.breaks {
-		case "fences-repeat":
-			g.Fence = 7
-		case "validity-past-lease":
-			g.Validity = 2 * l.TTL
-		}
+	return s.broken(g, l), err
+}
+
+// broken breaks a grant of l as s breaks grants.
+func (s *brokenStore) broken(g core.Grant, l core.Lease) core.Grant {
+	if g.Fence == 0 {
+		return g
 	}
-	return g, err
+	switch s.breaks {
+	case "fences-repeat":
+		g.Fence = 7
+	case "validity-past-lease":
+		g.Validity = 2 * l.TTL
+	}
+	return g
+}
+
+func (s *brokenStore) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+	if _, ok := s.cancelled.Load(l.Token); ok {
+		return core.Grant{}, nil, errCancelled
+	}
+	g, rec, err := s.MemoryStore.AcquireQueued(ctx, l, waiter, withRecord)
+	return s.broken(g, l), rec, err
 }
 
 func (s *brokenStore) Release(ctx context.Context, key, token string) error {

@@ -12,6 +12,7 @@ import (
 var cancelPromises = []promise{
 	{"before-landing", cancelBeforeLanding},
 	{"held", cancelHeld},
+	{"queued-before-landing", cancelQueuedBeforeLanding},
 	{"late-acquire", cancelLateAcquire},
 	{"late-record-acquire", cancelLateRecordAcquire},
 }
@@ -50,6 +51,37 @@ func cancelHeld(t *testing.T, h Harness) {
 	if err := c.Cancel(f.ctx, core.Lease{Key: l.Key, Token: random(), TTL: l.TTL}); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Cancel of a token that holds nothing: %v", err)
 	}
+}
+
+// A waiter that gave up (its attempt cancelled, and it left the line)
+// whose queued acquire lands after that, while the key is held, takes
+// nothing and does not join the line again: the next release frees the
+// key rather than hand it to nobody.
+func cancelQueuedBeforeLanding(t *testing.T, h Harness) {
+	f := open(t, h)
+	c := as[core.Canceler](f, "core.Canceler", cancelMeaning)
+	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	key := f.key()
+	holder := f.lease(key, h.long())
+	f.acquire(holder)
+	ghost := waiterIn(random())
+	l := f.waitLease(key, ghost)
+	if err := c.Cancel(f.ctx, l); err != nil && !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("Cancel of a queued acquire not landed yet: %v", err)
+	}
+	if err := w.Leave(f.ctx, key, ghost); err != nil {
+		t.Fatalf("Leave of a waiter not in line: %v", err)
+	}
+	if g, _, err := w.AcquireQueued(f.ctx, l, ghost, false); err == nil {
+		t.Fatalf("the cancelled queued acquire took a held lock (fence %d)", g.Fence)
+	}
+	if in, ok := f.s.(core.Inspector); ok {
+		if hd := f.inspect(in, key); hd.Waiting != 0 {
+			t.Fatalf("the cancelled queued acquire joined the line: %+v", hd)
+		}
+	}
+	f.release(holder)
+	f.mustBeFree(key, "released with only a cancelled waiter's acquire landed in line")
 }
 
 // cancelSeen is a store that says when a cancel of an acquire has been
