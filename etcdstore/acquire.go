@@ -24,6 +24,8 @@ func (s *Store) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, 
 // when there is one. A waiter that is turned away joins the line, once,
 // and watches the one ahead of it.
 func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+	ctx, done := s.call(ctx)
+	defer done()
 	start := time.Now()
 	if waiter != "" {
 		if err := s.lines.alive(waiter, start); err != nil {

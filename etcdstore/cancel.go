@@ -13,6 +13,8 @@ import (
 // on its way takes nothing when it lands, for as long as the marker lives
 // (WithMarkerTTL).
 func (s *Store) Cancel(ctx context.Context, l core.Lease) error {
+	ctx, done := s.call(ctx)
+	defer done()
 	mk := markerKey(l.Key, l.Token)
 	var held bool
 	err := s.withPooled(ctx, s.markerTTL, func(id clientv3.LeaseID) error {

@@ -23,6 +23,8 @@ const maxTxnOps = 128
 // its key; the two go out together. A lock whose TTL changed (Refresh) is
 // moved to the lease of its new length, in a transaction of its own.
 func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+	ctx, done := s.call(ctx)
+	defer done()
 	start := time.Now()
 	out := make([]core.Renewal, len(ls))
 

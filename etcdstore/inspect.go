@@ -13,6 +13,8 @@ import (
 // lease when held. Fence is the holder's; etcd keeps no fence for a free
 // key, whose next fence is anyway above every one before.
 func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
+	ctx, done := s.call(ctx)
+	defer done()
 	r, err := s.c.Txn(reqCtx(ctx)).Then(
 		clientv3.OpGet(key),
 		clientv3.OpGet(linePrefix(key), clientv3.WithPrefix(), clientv3.WithCountOnly()),

@@ -31,11 +31,25 @@ type lines struct {
 	s *Store
 
 	mu      sync.Mutex
-	subs    map[string]func(key, waiter string) // by instance
-	waits   map[string]*wait                    // by waiter
-	keeping bool                                // the keep-alive loop runs
-	kick    chan struct{}                       // cap 1: waits changed
+	subs    map[string]*sub  // by instance
+	waits   map[string]*wait // by waiter
+	keeping bool             // the keep-alive loop runs
+	kick    chan struct{}    // cap 1: waits changed
 }
+
+// sub is one instance's subscription: while a wait holds it, that
+// instance's waiters are alive.
+type sub struct {
+	wake    func(key, waiter string)
+	holders int
+}
+
+// abandonAfter is how long a waiter may go without an attempt, while
+// nothing of its instance holds the subscription, before the store takes
+// it out of line itself: a waiter that stopped without leaving (its caller
+// never came back) would otherwise stand at the head on the store's lease,
+// which stays alive for the others, and keep the key from everyone.
+const abandonAfter = time.Second
 
 // wait is one waiter of this store standing in a key's line.
 type wait struct {
@@ -43,11 +57,12 @@ type wait struct {
 	rev   int64 // create revision of its line key
 	lease *lease
 	stop  context.CancelFunc // ends its watch
+	seen  time.Time          // its last attempt
 }
 
 func (ls *lines) init(s *Store) {
 	ls.s = s
-	ls.subs = make(map[string]func(key, waiter string))
+	ls.subs = make(map[string]*sub)
 	ls.waits = make(map[string]*wait)
 	ls.kick = make(chan struct{}, 1)
 }
@@ -108,7 +123,7 @@ func (ls *lines) queued(waiter, key, lk string, holder *mvccpb.KeyValue, lineKVs
 	if old := ls.waits[waiter]; old != nil && old.stop != nil {
 		old.stop()
 	}
-	ls.waits[waiter] = &wait{key: key, rev: rev, lease: l, stop: stop}
+	ls.waits[waiter] = &wait{key: key, rev: rev, lease: l, stop: stop, seen: time.Now()}
 	if !ls.keeping {
 		ls.keeping = true
 		go ls.keepAlive()
@@ -145,10 +160,10 @@ func (ls *lines) watch(ctx context.Context, key, waiter, pred string, from int64
 func (ls *lines) wake(key, waiter string) {
 	instance, _, _ := strings.Cut(waiter, "/")
 	ls.mu.Lock()
-	wake := ls.subs[instance]
+	sb := ls.subs[instance]
 	ls.mu.Unlock()
-	if wake != nil {
-		wake(key, waiter)
+	if sb != nil {
+		sb.wake(key, waiter)
 	}
 }
 
@@ -181,13 +196,31 @@ func (ls *lines) keepAlive() {
 			return
 		}
 		leases := make(map[*lease][]string)
+		type gone struct {
+			key, waiter string
+			rev         int64
+		}
+		var abandoned []gone
+		now := time.Now()
 		for id, w := range ls.waits {
+			instance, _, _ := strings.Cut(id, "/")
+			if sb := ls.subs[instance]; (sb == nil || sb.holders == 0) && now.Sub(w.seen) > abandonAfter {
+				abandoned = append(abandoned, gone{w.key, id, w.rev})
+				if w.stop != nil {
+					w.stop()
+				}
+				delete(ls.waits, id)
+				continue
+			}
 			if w.lease != nil {
 				leases[w.lease] = append(leases[w.lease], id)
 			}
 		}
 		ls.mu.Unlock()
-		next := time.Hour
+		for _, g := range abandoned {
+			ls.s.dropFromLine(g.key, g.waiter, g.rev)
+		}
+		next := abandonAfter / 2
 		for l, waiters := range leases {
 			length := time.Duration(l.secs) * time.Second
 			ctx, cancel := context.WithTimeout(ls.s.c.Ctx(), length/3)
@@ -232,14 +265,48 @@ func (ls *lines) keepAlive() {
 // attempt, so a release after that attempt is never missed.
 func (s *Store) Subscribe(_, instance string, wake func(key, waiter string)) core.Subscription {
 	s.lines.mu.Lock()
-	s.lines.subs[instance] = wake
-	s.lines.mu.Unlock()
-	return subscription{}
+	defer s.lines.mu.Unlock()
+	sb := s.lines.subs[instance]
+	if sb == nil {
+		sb = &sub{}
+		s.lines.subs[instance] = sb
+	}
+	sb.wake = wake
+	return subscription{ls: &s.lines, sb: sb}
 }
 
-type subscription struct{}
+// subscription counts its holders: a held one keeps its instance's
+// waiters in line however long they go between attempts.
+type subscription struct {
+	ls *lines
+	sb *sub
+}
 
-func (subscription) Hold(context.Context) (func(), error) { return func() {}, nil }
+func (u subscription) Hold(context.Context) (func(), error) {
+	u.ls.mu.Lock()
+	u.sb.holders++
+	u.ls.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			u.ls.mu.Lock()
+			u.sb.holders--
+			u.ls.mu.Unlock()
+		})
+	}, nil
+}
+
+// dropFromLine takes an abandoned waiter out of key's line, if it still
+// stands there under revision rev, and frees a lock held under its name.
+func (s *Store) dropFromLine(key, waiter string, rev int64) {
+	ctx, cancel := context.WithTimeout(s.c.Ctx(), abandonAfter)
+	defer cancel()
+	lk := lineKey(key, waiter)
+	_, _ = s.c.Txn(reqCtx(ctx)).
+		If(clientv3.Compare(clientv3.CreateRevision(lk), "=", rev)).
+		Then(clientv3.OpDelete(lk)).
+		Commit()
+}
 
 // AcquireQueued implements core.Waker: Acquire for a waiter, who joins the
 // line when turned away, in the same transaction.
@@ -251,6 +318,8 @@ func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, 
 // line, frees a lock held under its name, and leaves a cancel marker for
 // its name, so that an attempt of its still on its way takes nothing.
 func (s *Store) Leave(ctx context.Context, key, waiter string) error {
+	ctx, done := s.call(ctx)
+	defer done()
 	s.lines.done(waiter)
 	ml, err := s.pools.get(ctx, s.markerTTL)
 	if err != nil {

@@ -87,6 +87,8 @@ func (s *Store) withPooled(ctx context.Context, d time.Duration, op func(clientv
 // to the second, and at most a tenth longer), deletes the lock, and drops
 // the line: every waiter's watch fires, and each finds the record.
 func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+	ctx, done := s.call(ctx)
+	defer done()
 	var ok bool
 	err := s.withPooled(ctx, retention, func(id clientv3.LeaseID) error {
 		r, err := s.c.Txn(reqCtx(ctx)).

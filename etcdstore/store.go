@@ -87,6 +87,15 @@ func markerKey(key, token string) string {
 // has lost its leader (a partition, a majority down).
 func reqCtx(ctx context.Context) context.Context { return clientv3.WithRequireLeader(ctx) }
 
+// call is the context of one request: ctx, also ended when the client is
+// closed (the client's own retries wait on the request's context alone),
+// and failing at once on a member without a leader.
+func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(reqCtx(ctx))
+	stop := context.AfterFunc(s.c.Ctx(), cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
 // failure wraps an error of the client: ErrStoreClosed once it was closed.
 func (s *Store) failure(op string, err error) error {
 	if s.c.Ctx().Err() != nil {
@@ -106,6 +115,8 @@ func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
 // token still holds it. The head of the line watches the key and is woken
 // by the deletion.
 func (s *Store) Release(ctx context.Context, key, token string) error {
+	ctx, done := s.call(ctx)
+	defer done()
 	r, err := s.c.Txn(reqCtx(ctx)).
 		If(clientv3.Compare(clientv3.Value(key), "=", token)).
 		Then(clientv3.OpDelete(key)).
@@ -122,6 +133,8 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 
 // TTL implements core.Store: the remaining lease of the key token holds.
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
+	ctx, done := s.call(ctx)
+	defer done()
 	r, err := s.c.Get(reqCtx(ctx), key)
 	if err != nil {
 		return 0, s.failure("ttl", err)
