@@ -159,7 +159,7 @@ func Hostile(rnd *rand.Rand, base string) Request {
 		path = "/i"
 		v := idempotencyValue(rnd, raw)
 		hdr[httplock.HeaderIdempotencyKey] = []string{v}
-		k, err := httplock.ParseIdempotencyKey(strings.Trim(v, " \t"))
+		k, err := httplock.ParseIdempotencyKeyLenient(strings.Trim(v, " \t"))
 		key = k
 		bad = err != nil || len(k) > httplock.MaxKeyLen
 	}
