@@ -11,19 +11,6 @@ import (
 	"weak"
 )
 
-// collected reports whether the value p points to is garbage collected
-// within a second.
-func collected[T any](p weak.Pointer[T]) bool {
-	for range 100 {
-		runtime.GC()
-		if p.Value() == nil {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
-
 // A lock released in time leaves nothing of itself in the memory store.
 func TestMemoryLapseReleasedLockIsNotKeptByStore(t *testing.T) {
 	ctx := context.Background()

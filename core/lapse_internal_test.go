@@ -3,57 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 )
-
-func quietLogger() Option { return WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
-
-// lapsingHolder is a Locker on st, without watchdog, holding "k" on a
-// lease of ttl while its own timer is pushed an hour out, as a stalled
-// process would have it: only the store can tell it that the lease ran out.
-// The lock is released at cleanup, which stops its watching.
-func lapsingHolder(t *testing.T, st Store, ttl time.Duration) (*Locker, *Lock) {
-	t.Helper()
-	holder := NewLocker(st, WithTTL(ttl), WithoutWatchdog(), quietLogger())
-	lk, err := holder.TryObtain(context.Background(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lk.Release(context.Background()) })
-	holder.dog.mu.Lock()
-	lk.validUntil = time.Now().Add(time.Hour)
-	holder.dog.mu.Unlock()
-	return holder, lk
-}
-
-// attempted is what a TryObtain returned.
-type attempted struct {
-	lk  *Lock
-	err error
-}
-
-// tryAsync runs l.TryObtain(key) on a goroutine of its own.
-func tryAsync(l *Locker, key string) <-chan attempted {
-	got := make(chan attempted, 1)
-	go func() {
-		lk, err := l.TryObtain(context.Background(), key)
-		got <- attempted{lk, err}
-	}()
-	return got
-}
-
-// mustBeLost fails unless lk's Lost is closed.
-func mustBeLost(t *testing.T, lk *Lock, what string) {
-	t.Helper()
-	select {
-	case <-lk.Lost():
-	default:
-		t.Fatal(what)
-	}
-}
 
 // The memory store tells a holder whose lease ran out before another caller
 // holds the key, however late the holder's own timer: whether the key's
@@ -110,7 +62,26 @@ func TestMemoryLapseFiresLostBeforeTheNextHolder(t *testing.T) {
 	}
 }
 
-// minSweep is the map size at which the memory store starts sweeping
-// lapsed entries (memorystore's threshold): the tests fill the store past
-// it to make a sweep run.
-const minSweep = 1024
+// A refused attempt leaves the holder's lapse notice with the key: when the
+// holder's lease has run out and another caller takes the key, the holder
+// is told, although an attempt of a third Locker came in between.
+func TestMemoryLapseRefusedAttemptKeepsHoldersNotice(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryStore()
+	_, lk := lapsingHolder(t, st, 30*time.Millisecond)
+	refused := NewLocker(st, quietLogger())
+	if _, err := refused.TryObtain(ctx, "k"); err == nil {
+		t.Fatal("a held key was taken")
+	}
+	time.Sleep(60 * time.Millisecond) // past the holder's lease
+	next, err := NewLocker(st, quietLogger()).TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = next.Release(ctx) }()
+	select {
+	case <-lk.Lost():
+	default:
+		t.Fatal("the key was taken from a lapsed holder that a refused attempt left untold")
+	}
+}
