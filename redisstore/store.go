@@ -21,12 +21,22 @@ var ErrNotReplicated = node.ErrNotReplicated
 // Create the client with ContextTimeoutEnabled: true. Without it go-redis
 // ignores context deadlines on the socket and a hung Redis holds a caller for
 // the client's ReadTimeout (3s by default) instead of the caller's deadline.
-type Store struct{ n *node.Node }
+type Store struct {
+	n    *node.Node
+	dial *dialWatch
+}
 
 // New returns a store over c. It panics if c is nil, and logs a warning (to
 // slog.Default, once per client) if c was created without
 // ContextTimeoutEnabled.
-func New(c redis.UniversalClient) *Store { return &Store{n: node.New(c)} }
+//
+// A failure to reach Redis carries the client's last failed dial
+// (connection refused, say) besides the deadline that ended the call: New
+// adds a dial hook to c for that, once per client.
+func New(c redis.UniversalClient) *Store {
+	n := node.New(c)
+	return &Store{n: n, dial: watchDials(c)}
+}
 
 // WithReplicaAcks returns a store over the same client whose acquires also
 // wait for n replicas to acknowledge the lock, for at most timeout (Redis
@@ -39,56 +49,66 @@ func New(c redis.UniversalClient) *Store { return &Store{n: node.New(c)} }
 // It panics unless n > 0 and timeout > 0, and on a Ring, which shards keys
 // over independent servers.
 func (s *Store) WithReplicaAcks(n int, timeout time.Duration) *Store {
-	return &Store{n: s.n.WithReplicaAcks(n, timeout)}
+	return &Store{n: s.n.WithReplicaAcks(n, timeout), dial: s.dial}
 }
 
 // Acquire implements store.Store: SET NX PX plus the fence, or the holder's
 // PTTL.
 func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
-	return s.n.Acquire(ctx, l)
+	g, err := s.n.Acquire(ctx, l)
+	return g, s.dial.explain(err)
 }
 
 // Extend implements store.Store: every lease in one pipeline.
 func (s *Store) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
-	return s.n.Extend(ctx, leases)
+	rs := s.n.Extend(ctx, leases)
+	for i := range rs {
+		rs[i].Err = s.dial.explain(rs[i].Err)
+	}
+	return rs
 }
 
 // Release implements store.Store: compare the token, then hand the lock to
 // the next waiter in line, or DEL.
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	return s.n.Release(ctx, key, token)
+	return s.dial.explain(s.n.Release(ctx, key, token))
 }
 
 // TTL implements store.Store.
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
-	return s.n.TTL(ctx, key, token)
+	d, err := s.n.TTL(ctx, key, token)
+	return d, s.dial.explain(err)
 }
 
 // Cancel implements store.Canceler: the lock is deleted if l.Token holds
 // it, and a marker left for the token makes an acquire with it that is
 // still on its way take nothing when it lands.
-func (s *Store) Cancel(ctx context.Context, l store.Lease) error { return s.n.Cancel(ctx, l) }
+func (s *Store) Cancel(ctx context.Context, l store.Lease) error {
+	return s.dial.explain(s.n.Cancel(ctx, l))
+}
 
 // AcquireOrRecord implements store.Recorder: the key's record, if it has
 // one, else Acquire; one round trip.
 func (s *Store) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
-	return s.n.AcquireOrRecord(ctx, l)
+	g, rec, err := s.n.AcquireOrRecord(ctx, l)
+	return g, rec, s.dial.explain(err)
 }
 
 // ReleaseRecording implements store.Recorder: the record is written and the
 // lock released in one script, only if token still holds the lock.
 func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
-	return s.n.ReleaseRecording(ctx, key, token, record, retention)
+	return s.dial.explain(s.n.ReleaseRecording(ctx, key, token, record, retention))
 }
 
 // AcquireQueued implements store.Waker.
 func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
-	return s.n.AcquireQueued(ctx, l, waiter, withRecord)
+	g, rec, err := s.n.AcquireQueued(ctx, l, waiter, withRecord)
+	return g, rec, s.dial.explain(err)
 }
 
 // Leave implements store.Waker.
 func (s *Store) Leave(ctx context.Context, key, waiter string) error {
-	return s.n.Leave(ctx, key, waiter)
+	return s.dial.explain(s.n.Leave(ctx, key, waiter))
 }
 
 // Subscribe implements store.Waker: one pub/sub connection per Locker,
@@ -105,7 +125,8 @@ func (s *Store) SubscribeGrants(prefix, instance string, grant func(key, waiter 
 
 // Inspect implements store.Inspector: one read-only script.
 func (s *Store) Inspect(ctx context.Context, key string) (store.Holding, error) {
-	return s.n.Inspect(ctx, key)
+	h, err := s.n.Inspect(ctx, key)
+	return h, s.dial.explain(err)
 }
 
 // Kind implements store.Kinder: "redis", or "redis_cluster" over a

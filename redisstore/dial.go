@@ -1,0 +1,79 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqlock/reqlock/core/store"
+)
+
+// dialWatch remembers a client's last failed dial. go-redis retries a dial
+// that fails until the caller's deadline, and then reports only the
+// deadline: a Redis that is not running reads as "context deadline
+// exceeded" after the store's timeout, and "connection refused" shows only
+// in go-redis's own log. The store's errors carry the dial error instead.
+type dialWatch struct{ last atomic.Pointer[dialFailure] }
+
+type dialFailure struct {
+	err error
+	at  time.Time
+}
+
+// dialMemory is how long a failed dial explains the errors after it, unless
+// a dial succeeds meanwhile.
+const dialMemory = 30 * time.Second
+
+// watches holds one dialWatch per client, so that several stores over one
+// client add one hook.
+var watches sync.Map // redis.UniversalClient → *dialWatch
+
+func watchDials(c redis.UniversalClient) *dialWatch {
+	if w, ok := watches.Load(c); ok {
+		return w.(*dialWatch)
+	}
+	w, loaded := watches.LoadOrStore(c, &dialWatch{})
+	if !loaded {
+		c.AddHook(w.(*dialWatch))
+	}
+	return w.(*dialWatch)
+}
+
+func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			w.last.Store(&dialFailure{err: err, at: time.Now()})
+		} else {
+			w.last.Store(nil)
+		}
+		return conn, err
+	}
+}
+
+func (w *dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// explain adds the last failed dial to err, a failure of the store, when no
+// dial has succeeded since it: errors.Is then finds both the deadline and
+// the dial's cause (syscall.ECONNREFUSED, say). Answers of the store
+// (ErrNotHeld, ErrNotObtained) are left as they are.
+func (w *dialWatch) explain(err error) error {
+	if err == nil || errors.Is(err, store.ErrNotHeld) || errors.Is(err, store.ErrNotObtained) {
+		return err
+	}
+	f := w.last.Load()
+	if f == nil || time.Since(f.at) > dialMemory || errors.Is(err, f.err) {
+		return err
+	}
+	return fmt.Errorf("%w (Redis unreachable: %w)", err, f.err)
+}
