@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var linePromises = []promise{
@@ -32,7 +33,7 @@ func waiterIn(instance string) string { return instance + "/" + random() }
 func (f *fixture) waitLease(key, waiter string) core.Lease {
 	l := f.lease(key, f.h.long())
 	if _, ok := f.s.(core.Granter); ok {
-		l.Token = "~" + waiter
+		l.Token = store.HandedOverToken(waiter)
 	}
 	return l
 }
