@@ -40,7 +40,8 @@
 //     Lockers, the same order, and a release wakes a waiter of the same
 //     Locker whose backoff would sleep a minute.
 //   - cancel (Canceler): an acquire cancelled before it lands takes
-//     nothing; a cancel frees a lock that did land; with the Slow hook, an
+//     nothing, and a queued one does not rejoin the line the waiter left;
+//     a cancel frees a lock that did land; with the Slow hook, an
 //     acquire (and one that asks for the record) whose caller gave up while
 //     its bytes were held lands after the Locker's cancel and takes nothing.
 //   - inspect (Inspector): a free key, a held one (the holder's label, never
@@ -79,10 +80,11 @@
 //
 // A store that gives no Slow hook but can be reached late (any network
 // store: it should implement core.Canceler) must show in its own tests
-// that an acquire whose caller gave up, delivered after the Locker's
-// Cancel, takes nothing; and so must an acquire that asks for the record
-// and one of a waiter in line, which must not rejoin the line. A store
-// without Writes must show some other way that Inspect neither extends a
-// lease, advances a fence nor touches a line, and a store without Close
-// that its client's closing is ErrStoreClosed.
+// that an acquire whose caller gave up, delivered over its real link after
+// the Locker's Cancel, takes nothing, and so does one that asks for the
+// record: the suite's own cancel checks call Cancel before the acquire,
+// which proves the marker, not the link. A store without Writes must show
+// some other way that Inspect neither extends a lease, advances a fence
+// nor touches a line, and a store without Close that its client's closing
+// is ErrStoreClosed.
 package storetest
