@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -24,36 +22,6 @@ func lineCalls(n *atomic.Int64) commandHook {
 			}
 		}
 	}}
-}
-
-type obtained struct {
-	lk  *core.Lock
-	err error
-	at  time.Time
-}
-
-func obtainAsync(ctx context.Context, l *core.Locker, key string) chan obtained {
-	ch := make(chan obtained, 1)
-	go func() {
-		lk, err := l.Obtain(ctx, key)
-		ch <- obtained{lk, err, time.Now()}
-	}()
-	return ch
-}
-
-// handOver releases first and returns the lock its waiter, whose Obtain
-// reports on got, takes; the lock is released when the test ends.
-func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obtained) *core.Lock {
-	t.Helper()
-	if err := first.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	o := <-got
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	t.Cleanup(func() { _ = o.lk.Release(context.WithoutCancel(ctx)) })
-	return o.lk
 }
 
 // On Redis, through Sentinel and on Cluster a release hands the lock to the
@@ -168,70 +136,4 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient, newStore
 	if n := observer.Exists(ctx, skey).Val(); n != 0 {
 		t.Fatal("the key is still taken after every release")
 	}
-}
-
-// A hand-off whose message comes late, after its HandOffTimeout ran out,
-// someone else took the lock and the waiter was turned away again, is not
-// relied on: its fence is no larger than the last one the waiter saw. The
-// waiter asks the store, is turned away, and keeps waiting; it gets the
-// lock once the other holder releases.
-func TestHandOverToldLateIsNotTrusted(t *testing.T) {
-	px := startProxied(t)
-	ctx := ctxT(t, 20*time.Second)
-	direct := core.NewRedisStore(px.direct)
-	holder := newLocker(direct, core.WithTTL(10*time.Second))
-	other := newLocker(direct, core.WithTTL(10*time.Second))
-	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
-	skey, _ := holder.StoreKey("k")
-
-	first, err := holder.Obtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	known := len(px.proxy.Conns())
-	wGot := obtainAsync(ctx, waiter, "k")
-	waitFor(t, "the waiter to stand in line", func() bool { return px.direct.LLen(ctx, skey+":q").Val() == 1 })
-	conns := px.proxy.Conns()
-	if len(conns) != known+1 {
-		t.Fatalf("%d connections, want %d: the waiter's and its subscription's", len(conns), known+1)
-	}
-	commands, subscription := conns[known-1], conns[known]
-
-	// The waiter's next poll and the hand-off's message are both held.
-	subscription.Hold(faultproxy.Downstream)
-	commands.Hold(faultproxy.Upstream)
-	if err := first.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(core.HandOffTimeout + 20*time.Millisecond) // the hand-off runs out
-	taken, err := other.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatalf("the hand-off did not run out: %v", err)
-	}
-	// The waiter's poll lands now, and is turned away: the other holds it.
-	polled := px.answered.Load()
-	commands.Release(faultproxy.Upstream)
-	waitFor(t, "the waiter's poll to be answered", func() bool { return px.answered.Load() > polled })
-	// Then the old hand-off's message comes.
-	subscription.Release(faultproxy.Downstream)
-	select {
-	case o := <-wGot:
-		t.Fatalf("the waiter took a hand-off that had run out (err %v) while another holds the lock", o.err)
-	case <-time.After(3 * core.HandOffTimeout):
-	}
-	if h, err := holder.Inspect(ctx, "k"); err != nil || h.HandedOff || !h.Held {
-		t.Fatalf("inspect: %+v, %v: the other should still hold it", h, err)
-	}
-
-	if err := taken.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	o := <-wGot
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	if o.lk.Fence() <= taken.Fence() {
-		t.Fatalf("fence %d after %d", o.lk.Fence(), taken.Fence())
-	}
-	_ = o.lk.Release(ctx)
 }

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -49,4 +50,36 @@ func TestHandOverResentPollTakesNothingFromTheWaiter(t *testing.T) {
 			"after the waiter's release another caller gets: %v",
 			value, lk.Token(), s.direct.PTTL(ctx, s.skey).Val(), lost, oerr)
 	}
+}
+
+// A waiter's poll times out and go-redis resends it; the resent copy is
+// turned away and the waiter goes on waiting, then runs under a hand-off
+// and releases, with Release or with ReleaseRecording. The first copy of
+// that poll (a plain acquire, which looks for no record) lands afterwards,
+// on a free key: the release's marker must void it, or it takes the lock
+// for nobody, for a whole lease.
+func TestHandOverResentPollLandingAfterReleaseTakesNothing(t *testing.T) {
+	for name, release := range map[string]func(context.Context, *core.Lock) error{
+		"Release": func(ctx context.Context, lk *core.Lock) error { return lk.Release(ctx) },
+		"ReleaseRecording": func(ctx context.Context, lk *core.Lock) error {
+			return lk.ReleaseRecording(ctx, []byte("done"), time.Minute)
+		},
+	} {
+		t.Run(name, func(t *testing.T) { resentPollLandingAfterRelease(t, release) })
+	}
+}
+
+func resentPollLandingAfterRelease(t *testing.T, release func(context.Context, *core.Lock) error) {
+	ctx := ctxT(t, 30*time.Second)
+	s := standInLine(t, ctx, ctx, 300*time.Millisecond, nil)
+	h := s.resendHeldPoll(t)
+	if err := s.first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := release(ctx, s.waiterGot(t)); err != nil {
+		t.Fatal(err)
+	}
+	s.released(t, ctx)
+	h.Release() // the first copy of the held poll lands now, on a free key
+	s.freeForOthers(t, ctx, "after the waiter released, the first copy of one of its resent polls")
 }

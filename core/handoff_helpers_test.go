@@ -95,3 +95,18 @@ func (s pollScene) handOverAfterPoll(t *testing.T, ctx context.Context, first *c
 	t.Logf("obtained under token %q", lk.Token())
 	return lk
 }
+
+// handOver releases first and returns the lock its waiter, whose Obtain
+// reports on got, takes; the lock is released when the test ends.
+func handOver(t *testing.T, ctx context.Context, first *core.Lock, got chan obtained) *core.Lock {
+	t.Helper()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-got
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	t.Cleanup(func() { _ = o.lk.Release(context.WithoutCancel(ctx)) })
+	return o.lk
+}
