@@ -11,10 +11,15 @@
 //
 // It follows Echo v5's middleware conventions: a Config with Skipper,
 // BeforeFunc and ErrorHandler, DefaultConfig, Config.ToMiddleware returning
-// the configuration error, and New and WithConfig that panic on it. It is a
-// thin skin over httplock's Engine: the locking fields are an embedded
-// httplock.Config, so statuses, Retry-After, waiting, fail-open and every
-// option the engine has behave exactly as documented there.
+// the configuration error, and New and WithConfig that panic on it. The
+// locking fields are an embedded httplock.Config, so every option the
+// engine has is an option here.
+//
+// What a client sees (statuses, problem bodies, Retry-After, in every case)
+// is the table "What a client sees" in the documentation of package
+// [github.com/reqlock/reqlock/httplock], the same for every framework: this
+// package is a thin skin over httplock's Engine, so waiting, fail-open,
+// replay and the rest behave exactly as documented there.
 //
 // A rejection travels as an *echo.HTTPError for the app's HTTPErrorHandler
 // to render: echo.ProblemDetailsHTTPErrorHandler renders it as RFC 9457

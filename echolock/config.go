@@ -57,7 +57,9 @@ type Config struct {
 	// Scope names the lock space; empty means method + c.Path(). Routes
 	// with the same Scope share one lock per key.
 	Scope string
-	// KeyRequired answers a request without a key with 400.
+	// KeyRequired answers a request without a key instead of running it
+	// unlocked: 400 when the client sent none, 500 (the server's fault)
+	// when FromContext found no value, as httplock.Config.KeyRequired says.
 	KeyRequired bool
 	// FailOpen runs the handler unlocked when the store is unavailable;
 	// otherwise 503. Either way a warning is logged once per burst per

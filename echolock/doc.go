@@ -7,10 +7,14 @@
 //	e.Use(middleware.Recover(), auth) // auth does c.Set("user", userID)
 //	e.POST("/orders", createOrder, echolock.New(locker, echolock.FromContext("user")))
 //
+// What a client sees (statuses, problem bodies, Retry-After, in every case)
+// is the table "What a client sees" in the documentation of package
+// [github.com/reqlock/reqlock/httplock], the same for every framework: this
+// package is a thin skin over httplock's Engine, so waiting, fail-open,
+// replay and the rest behave exactly as documented there.
+//
 // It follows Echo's middleware conventions (Config with Skipper, BeforeFunc
-// and ErrorHandler; DefaultConfig; New and WithConfig) and is a thin skin
-// over httplock's Engine, so statuses, Retry-After, waiting, fail-open and
-// the rest behave exactly as documented there. A rejection travels as an
+// and ErrorHandler; DefaultConfig; New and WithConfig). A rejection travels as an
 // *echo.HTTPError (Internal: the *httplock.Rejection) for the app's own
 // HTTPErrorHandler to render; RenderProblem renders it as RFC 9457
 // application/problem+json. The handler runs with c.Request()'s context

@@ -19,9 +19,14 @@ func FromHeader(name string) KeyFunc { return fromRequest(httplock.FromHeader(na
 // in a query string that cannot be parsed, it is an error (as in httplock).
 func FromQuery(name string) KeyFunc { return fromRequest(httplock.FromQuery(name)) }
 
-// IdempotencyKey uses the Idempotency-Key header, a quoted structured-field
-// string, as httplock.IdempotencyKey does.
+// IdempotencyKey uses the Idempotency-Key header, quoted as the IETF draft
+// says ("pay-1") or plain (pay-1), as httplock.IdempotencyKey does.
 func IdempotencyKey() KeyFunc { return fromRequest(httplock.IdempotencyKey()) }
+
+// StrictIdempotencyKey uses the Idempotency-Key header as a quoted
+// structured-field string only, as httplock.StrictIdempotencyKey does: an
+// unquoted value is an error (400).
+func StrictIdempotencyKey() KeyFunc { return fromRequest(httplock.StrictIdempotencyKey()) }
 
 // FromParam uses a route parameter: "id" in "/orders/:id".
 func FromParam(name string) KeyFunc {
@@ -32,7 +37,8 @@ func FromParam(name string) KeyFunc {
 // typically the user ID your auth middleware verified: the way to allow one
 // request per user. The value goes through httplock.KeyOf (a type it cannot
 // use is answered 500); no value is httplock.ErrNoContextValue, taken as no
-// key and warned about once per middleware.
+// key and warned about once per middleware, or answered 500
+// (key_misconfigured, logged as an error) with KeyRequired.
 func FromContext(key string) KeyFunc {
 	return func(c echo.Context) (string, error) {
 		v := c.Get(key)

@@ -10,9 +10,13 @@
 //		Key:    ginlock.FromContext("user"),
 //	}), createOrder)
 //
-// It is a thin skin over httplock's Engine, so statuses, problem bodies,
-// Retry-After, waiting, fail-open and the rest behave exactly as documented
-// there. A rejected request is answered (Config.Respond) and aborted; an
+// What a client sees (statuses, problem bodies, Retry-After, in every case)
+// is the table "What a client sees" in the documentation of package
+// [github.com/reqlock/reqlock/httplock], the same for every framework: this
+// package is a thin skin over httplock's Engine, so waiting, fail-open,
+// replay and the rest behave exactly as documented there.
+//
+// A rejected request is answered (Config.Respond) and aborted; an
 // accepted one runs c.Next() with c.Request's context carrying the lock
 // (LockFrom, core.FromContext), cancelled with cause core.ErrLockLost if the
 // lock is lost. The default scope is method + c.FullPath().

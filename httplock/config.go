@@ -61,8 +61,9 @@ type Config struct {
 	Locker *core.Locker
 
 	// Key extracts the raw key from a request. "" means the request has no
-	// key: it runs unlocked, or gets 400 when KeyRequired is set. An error
-	// gets 400. See the package doc for which sources to trust.
+	// key: it runs unlocked, or is refused when KeyRequired is set. An error
+	// gets 400, or 500 when it wraps ErrKeyMisconfigured. See the package
+	// doc for which sources to trust.
 	Key KeyFunc
 
 	// Mode is Reject (the default) or Wait.
@@ -101,8 +102,12 @@ type Config struct {
 	// one lock per key. The scope is hashed together with the key.
 	Scope string
 
-	// KeyRequired answers a request without a key with 400 instead of
-	// running it unlocked.
+	// KeyRequired answers a request without a key instead of running it
+	// unlocked: 400 (key_missing) when the key comes from what the client
+	// sends (a header, query or route parameter); 500 (key_misconfigured,
+	// logged as an error at most once per burst) when it comes from the
+	// request's context (FromContext: ErrNoContextValue), which only the
+	// server's own middleware sets.
 	KeyRequired bool
 
 	// FailOpen runs the handler unlocked when the store is unavailable.

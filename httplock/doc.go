@@ -7,8 +7,8 @@
 // checks, scope, status codes, Retry-After, RFC 9457 bodies, waiting,
 // fail-open or fail-closed, client disconnects, panics, idempotent replay)
 // and the net/http
-// middleware, New. The Gin and Echo adapters (packages ginlock and echolock)
-// are thin skins over the same Engine.
+// middleware, New. The Gin and Echo adapters (packages ginlock, echolock and
+// echo5lock) are thin skins over the same Engine.
 //
 //	lock := httplock.New(httplock.Config{
 //		Locker: locker,
@@ -18,10 +18,21 @@
 //
 // # What a client sees
 //
+// This table is the one reference for every reqlock middleware: net/http
+// here, Gin (ginlock), Echo v4 (echolock) and Echo v5 (echo5lock) answer
+// the same, through the same Engine.
+//
 //	situation                                      response
-//	no key ("" from the extractor)                 handler runs unlocked (400 with KeyRequired)
+//	no key ("" from the extractor)                 handler runs unlocked
+//	no key sent (header, query, param), and        400 problem+json (key_missing)
+//	KeyRequired
 //	FromContext finds no value                     as no key; a warning logged once per middleware
-//	context value of a type no key can be made of  500 problem+json, logged as an error
+//	FromContext finds no value, and KeyRequired    500 problem+json (key_misconfigured): the
+//	                                               server's fault (the lock runs before the
+//	                                               middleware that sets it); an error logged
+//	                                               once per burst
+//	context value of a type no key can be made of  500 problem+json (key_misconfigured), logged
+//	                                               as an error
 //	extractor error, key over 1 KiB                400 problem+json (a key header or
 //	                                               query parameter sent empty, a query
 //	                                               that cannot be parsed: errors too)
@@ -46,7 +57,9 @@
 // own operation, and for demos. To allow one request per user, take the user
 // from what your authentication middleware verified and put on the context
 // (FromContext), never from a header the client controls. FirstOf and Join
-// compose extractors.
+// compose extractors. IdempotencyKey takes the key quoted, as the IETF draft
+// has it ("pay-1"), or plain (pay-1), as most clients send it: one key
+// either way; StrictIdempotencyKey takes the draft's form only.
 //
 // # Scope
 //
@@ -141,7 +154,14 @@
 //     sends its next request after reading the answer finds the key free. A
 //     release the store fails is retried in the background until it is done
 //     or the lease ends.
-//   - Wait mode queues requests on one instance in order and wakes the next
-//     at once on a local release; requests on other instances poll with the
-//     Locker's backoff.
+//   - Waiting across instances depends on the Locker's store. A store that
+//     implements core.Waker (Redis, Cluster, Sentinel, memory) keeps a
+//     line of waiters per key across every instance that shares it: they
+//     are served about in arrival order, and a release hands the key to
+//     the next in line and wakes it at once, on whichever instance it
+//     waits (Redlock wakes every waiter and hands the key to none). A store
+//     without it is polled with the Locker's backoff (core.WithRetry),
+//     never past the holder's lease; only a release in the same Locker
+//     wakes its waiter at once. Either way, on one instance the waiters of
+//     a key queue locally, and only the first of them asks the store.
 package httplock

@@ -24,8 +24,8 @@ type Engine struct {
 }
 
 // NewEngine checks cfg and fills its defaults. Key may be nil: adapters
-// extract keys themselves and pass them to Serve. The error wraps
-// ErrInvalidConfig.
+// extract keys themselves and pass them to Serve. The error is a
+// *ConfigError, which wraps ErrInvalidConfig.
 func NewEngine(cfg Config) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -93,9 +93,10 @@ func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, ke
 
 // Serve runs next under the lock for key in scope and returns nil, or
 // returns why it did not run next. keyErr is the extractor's error, if any:
-// ErrNoContextValue counts as no key (and is warned about once), an error
-// wrapping ErrKeyMisconfigured is the server's (500, logged as an error),
-// any other is the client's (400). It has no request body to read ahead of
+// ErrNoContextValue counts as no key (warned about once), except with
+// KeyRequired, where it is the server's fault; so is an error wrapping
+// ErrKeyMisconfigured (500, logged as an error at most once per burst); any
+// other is the client's (400). It has no request body to read ahead of
 // a wait (see ServeRequest), and cannot replay (see ServeResponse).
 //
 // next gets a context derived from ctx that carries the lock
@@ -137,6 +138,14 @@ func (e *Engine) serveObserved(ctx context.Context, r *http.Request, w http.Resp
 // run is serve's flow; o, when not nil, takes notes for telemetry.
 func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error, o *observation) (replayed bool, rej *Rejection) {
 	switch {
+	case errors.Is(keyErr, ErrNoContextValue) && e.cfg.KeyRequired:
+		// The key comes from what the server's own middleware sets: the
+		// client can do nothing about it. Usually the lock runs before
+		// that middleware, and then every request of the route fails.
+		logged := e.loggedScope(scope)
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: no value on the request context for the lock key, on a route that requires one; answering 500. Is the lock middleware placed before the one that sets the value?", logged, keyErr,
+			logScope, logged, logOutcome, OutcomeKeyMisconfigured, logReason, reasonNoContextValue)
+		return false, reject(ErrKeyMisconfigured, keyErr, 0)
 	case errors.Is(keyErr, ErrNoContextValue):
 		e.warnNoValue(scope)
 		key, keyErr = "", nil
@@ -229,15 +238,12 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 }
 
 // warnNoValue says, once per middleware, that a key extractor found no value
-// on the context: right for an anonymous request now and then, but when the
-// lock runs before the middleware that sets the value, every request.
+// on the context of a route that does not require a key: right for an
+// anonymous request now and then, but when the lock runs before the
+// middleware that sets the value, every request runs unlocked.
 func (e *Engine) warnNoValue(scope string) {
 	e.noValue.Do(func() {
-		action := "running requests without it unlocked"
-		if e.cfg.KeyRequired {
-			action = "answering 400"
-		}
-		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; "+action+
+		e.cfg.Logger.Warn("reqlock: no value on the request context for the lock key; running requests without it unlocked"+
 			" (logged once). Is the lock middleware placed before the one that sets the value?",
 			logScope, e.loggedScope(scope), logReason, reasonNoContextValue)
 	})

@@ -10,7 +10,9 @@ import (
 var (
 	// ErrKeyInvalid means the key extractor returned an error (400).
 	ErrKeyInvalid = errors.New("reqlock: invalid lock key")
-	// ErrKeyMissing means no key was found and Config.KeyRequired is set (400).
+	// ErrKeyMissing means the request brought no key (no header, query or
+	// route parameter) and Config.KeyRequired is set (400). A key the
+	// server's context should have held is ErrKeyMisconfigured instead.
 	ErrKeyMissing = errors.New("reqlock: lock key required")
 	// ErrKeyTooLong means the key is longer than MaxKeyLen bytes (400).
 	ErrKeyTooLong = errors.New("reqlock: lock key too long")
@@ -24,10 +26,12 @@ var (
 	// StoreTimeout (503). The Rejection also wraps the store's error
 	// (core.ErrUnavailable).
 	ErrUnavailable = errors.New("reqlock: lock store unavailable")
-	// ErrKeyMisconfigured means the server, not the client, is at fault: the
-	// key extractor's error wraps it (ErrKeyType does), as when a context
-	// value has a type no key can be made of (500). The middleware logs it
-	// as an error.
+	// ErrKeyMisconfigured means the server, not the client, is at fault
+	// (500): the key extractor's error wraps it (ErrKeyType does), as when a
+	// context value has a type no key can be made of, or the context holds
+	// no value for the key of a route with Config.KeyRequired (the cause is
+	// then ErrNoContextValue). The middleware logs it as an error, at most
+	// once per burst.
 	ErrKeyMisconfigured = errors.New("reqlock: lock key misconfigured")
 	// ErrClientGone means the request's context was cancelled (the client
 	// disconnected) before the handler could run. Nobody is left to read a
@@ -79,11 +83,14 @@ var (
 	// key. It wraps ErrKeyMisconfigured: the middleware answers 500, since
 	// only the server's code can fix it.
 	ErrKeyType = fmt.Errorf("%w: context value cannot be a lock key", ErrKeyMisconfigured)
-	// ErrNoContextValue means FromContext found no value under its key. The
-	// middleware takes it as no key (the request runs unlocked, or gets 400
-	// with KeyRequired) and logs a warning, once per middleware: the usual
-	// cause is the lock placed before the middleware that sets the value.
-	// FirstOf goes on to its next extractor.
+	// ErrNoContextValue means FromContext found no value under its key; a
+	// KeyFunc of your own that reads the context should return it (or wrap
+	// it) for a missing value too. The middleware takes it as no key: the
+	// request runs unlocked, and a warning is logged once per middleware.
+	// With Config.KeyRequired it is the server's fault, not the client's:
+	// 500 with ErrKeyMisconfigured, logged as an error at most once per
+	// burst. The usual cause is the lock placed before the middleware that
+	// sets the value. FirstOf goes on to its next extractor.
 	ErrNoContextValue = errors.New("reqlock: no value on the request context for the lock key")
 )
 

@@ -45,8 +45,10 @@ func FromPathValue(name string) KeyFunc {
 // context, typically the user ID your auth middleware verified: the way to
 // allow one request per user. The value goes through KeyOf. No value at all
 // is ErrNoContextValue, which the middleware takes as no key and warns
-// about once. It panics if key is nil or not comparable: no context can
-// hold a value under such a key.
+// about once; with Config.KeyRequired it answers 500 (key_misconfigured),
+// since only the server's own middleware can set the value. It panics if
+// key is nil or not comparable: no context can hold a value under such a
+// key.
 func FromContext(key any) KeyFunc {
 	if key == nil || !reflect.TypeOf(key).Comparable() {
 		panic(fmt.Errorf("httplock.FromContext: %w: key %T can never be on a context", ErrInvalidConfig, key))

@@ -284,14 +284,22 @@ func noKeyRunsUnlocked(e *Env) {
 	finish()
 }
 
+// A required key the client did not send is the client's to fix (400); one
+// the server's context lacks is the server's (500).
 func keyRequired(e *Env) {
 	p := e.Probe()
-	cfg := httplock.Config{Locker: e.Locker(), KeyRequired: true}
-	url := e.Serve(userRoute("POST", "/orders", cfg, p.Sleep(0)))
-	expect(e, e.Send("POST", url+"/orders"), http.StatusBadRequest, "key_missing")
-	expectOK(e, e.Send("POST", url+"/orders", UserHeader, "alice"))
-	if calls, _ := p.Stats(); calls != 1 {
-		e.T.Fatalf("handler ran %d times, want 1", calls)
+	var logs LogBuffer // the 500's error line, kept out of the test's output
+	cfg := httplock.Config{Locker: e.Locker(), KeyRequired: true, Logger: logs.Logger()}
+	url := e.Serve(
+		Route{Method: "POST", Path: "/orders", Lock: cfg, Key: KeySource{Kind: FromHeader, Name: "X-Key"}, Handler: p.Sleep(0)},
+		userRoute("POST", "/mine", cfg, p.Sleep(0)),
+	)
+	expect(e, e.Send("POST", url+"/orders", UserHeader, "alice"), http.StatusBadRequest, "key_missing")
+	expectOK(e, e.Send("POST", url+"/orders", "X-Key", "k"))
+	expect(e, e.Send("POST", url+"/mine"), http.StatusInternalServerError, "key_misconfigured")
+	expectOK(e, e.Send("POST", url+"/mine", UserHeader, "alice"))
+	if calls, _ := p.Stats(); calls != 2 {
+		e.T.Fatalf("handlers ran %d times, want 2", calls)
 	}
 }
 

@@ -7,7 +7,10 @@ import (
 )
 
 // A context value nobody set (the lock placed before the middleware that
-// sets it) leaves every request unlocked: each middleware says so once.
+// sets it) leaves every request unlocked: each middleware says so once. On a
+// route that requires a key it is the server's fault, not the client's: 500
+// key_misconfigured and an error in the log, once per burst, never the
+// client's 400 key_missing.
 func contextValueMissing(e *Env) {
 	p := e.Probe()
 	var logs LogBuffer
@@ -18,15 +21,30 @@ func contextValueMissing(e *Env) {
 	url := e.Serve(
 		Route{Method: "POST", Path: "/orders", Lock: cfg, Key: key, Handler: p.Sleep(0)},
 		Route{Method: "POST", Path: "/strict", Lock: strict, Key: key, Handler: p.Sleep(0)},
+		Route{Method: "POST", Path: "/strict2", Lock: strict, Key: key, Handler: p.Sleep(0)},
 	)
 	for _, r := range collect(e, fanOut(e, 5, "POST", url+"/orders", UserHeader, "alice"), 5) {
 		expectOK(e, r)
 	}
-	for _, r := range collect(e, fanOut(e, 5, "POST", url+"/strict", UserHeader, "alice"), 5) {
-		expect(e, r, http.StatusBadRequest, "key_missing")
+	for _, path := range []string{"/strict", "/strict2"} {
+		for _, r := range collect(e, fanOut(e, 5, "POST", url+path, UserHeader, "alice"), 5) {
+			expect(e, r, http.StatusInternalServerError, "key_misconfigured")
+		}
 	}
-	if n := logs.Count("no value on the request context"); n != 2 {
-		e.T.Fatalf("%d warnings about the missing context value, want one per middleware:\n%s", n, logs.String())
+	if calls, _ := p.Stats(); calls != 5 {
+		e.T.Fatalf("handlers ran %d times, want 5 (the unlocked route's)", calls)
+	}
+	if n := logs.Count("running requests without it unlocked"); n != 1 {
+		e.T.Fatalf("%d warnings about the missing context value, want one for the route that runs unlocked:\n%s", n, logs.String())
+	}
+	// One error per burst per route: each misconfigured route is named.
+	if n := logs.Count("level=ERROR"); n != 2 {
+		e.T.Fatalf("%d error lines, want one per route for the burst:\n%s", n, logs.String())
+	}
+	for _, scope := range []string{"/strict", "/strict2"} {
+		if n := logs.Count(scope + "\" reqlock.outcome=key_misconfigured"); n != 1 {
+			e.T.Errorf("%d error lines for %s, want 1:\n%s", n, scope, logs.String())
+		}
 	}
 }
 

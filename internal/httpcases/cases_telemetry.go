@@ -71,7 +71,8 @@ func telemetryOutcomes(e *Env) {
 		userRoute("POST", "/orders/{id}", base, pr.BlockUser("alice")),
 		userRoute("POST", "/wait", wait, pw.BlockUser("alice")),
 		userRoute("POST", "/waiters", waiters, pq.BlockUser("alice")),
-		userRoute("POST", "/required", required, p.Sleep(0)),
+		Route{Method: "POST", Path: "/required", Lock: required, Key: KeySource{Kind: FromHeader, Name: "X-Key"}, Handler: p.Sleep(0)},
+		userRoute("POST", "/required-user", required, p.Sleep(0)),
 		Route{Method: "POST", Path: "/header", Lock: base, Key: KeySource{Kind: FromHeader, Name: "X-Key"}, Handler: p.Sleep(0)},
 		Route{Method: "POST", Path: "/account", Lock: base, Key: KeySource{Kind: FromValue, Name: AccountKey}, Handler: p.Sleep(0)},
 	)
@@ -96,6 +97,7 @@ func telemetryOutcomes(e *Env) {
 	expectOK(e, <-waiter)
 
 	expect(e, e.Send("POST", url+"/required"), http.StatusBadRequest, "key_missing")
+	expect(e, e.Send("POST", url+"/required-user"), http.StatusInternalServerError, "key_misconfigured")
 	expect(e, e.Send("POST", url+"/header", "X-Key", "a", "X-Key", "b"), http.StatusBadRequest, "key_invalid")
 	expect(e, e.Send("POST", url+"/header", "X-Key", strings.Repeat("k", httplock.MaxKeyLen+1)), http.StatusBadRequest, "key_too_long")
 	if r := e.Send("POST", url+"/account", UserHeader, "alice"); r.Status != http.StatusInternalServerError {
@@ -116,7 +118,7 @@ func telemetryOutcomes(e *Env) {
 		{httplock.OutcomeKeyMissing, 400, 1, 0},
 		{httplock.OutcomeKeyInvalid, 400, 1, 0},
 		{httplock.OutcomeKeyTooLong, 400, 1, 0},
-		{httplock.OutcomeKeyMisconfigured, 500, 1, 0},
+		{httplock.OutcomeKeyMisconfigured, 500, 2, 0}, // a value of the wrong type, and none
 	} {
 		expectCount(e, tel, c.outcome, c.status, c.n)
 		if got := tel.Waits(e.T, c.outcome); got != c.waits {
@@ -129,11 +131,12 @@ func telemetryOutcomes(e *Env) {
 		}
 	}
 	for line, n := range map[string]int{
-		`level=ERROR msg="reqlock: the lock key cannot be made`:                  1,
-		`reqlock.scope="POST /account" reqlock.outcome=key_misconfigured error=`: 1,
-		`level=WARN msg="reqlock: no value on the request context`:               2, // once per middleware
-		`reqlock.scope="POST /required" reqlock.reason=no_context_value`:         1,
-		`reqlock.reason=no_context_value`:                                        2,
+		`level=ERROR msg="reqlock: the lock key cannot be made`:                                                 1,
+		`reqlock.scope="POST /account" reqlock.outcome=key_misconfigured error=`:                                1,
+		`level=WARN msg="reqlock: no value on the request context`:                                              1, // the route that runs unlocked
+		`level=ERROR msg="reqlock: no value on the request context`:                                             1, // the route that requires it
+		`reqlock.scope="POST /required-user" reqlock.outcome=key_misconfigured reqlock.reason=no_context_value`: 1,
+		`reqlock.reason=no_context_value`:                                                                       2,
 	} {
 		if logs.Count(line) != n {
 			e.T.Errorf("%d log lines with %q, want %d, in:\n%s", logs.Count(line), line, n, logs.String())
