@@ -146,31 +146,6 @@ func TestRecordWrittenOnlyByHolder(t *testing.T) {
 	})
 }
 
-// The memory store's records stay within their byte limit: the oldest go.
-func TestMemoryRecordsBounded(t *testing.T) {
-	s := core.NewMemoryStore().WithRecordBytes(1000)
-	ctx := ctxT(t, 10*time.Second)
-	l := newLocker(s)
-	value := bytes.Repeat([]byte("x"), 100)
-	for i := range 50 {
-		if _, err := l.Once(ctx, fmt.Sprint("k", i), time.Hour, func(context.Context) ([]byte, error) { return value, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kept := 0
-	for i := range 50 {
-		skey, _ := l.StoreKey(fmt.Sprint("k", i))
-		if _, rec, _ := s.AcquireOrRecord(ctx, core.Lease{Key: skey, Token: "probe", TTL: time.Second}); rec != nil {
-			kept++
-		} else {
-			_ = s.Release(ctx, skey, "probe")
-		}
-	}
-	if kept == 0 || kept*(100+30) > 1000 {
-		t.Fatalf("%d records kept under a 1000-byte limit", kept)
-	}
-}
-
 // Redlock refuses records plainly.
 func TestRedlockKeepsNoRecords(t *testing.T) {
 	srvs := redistest.StartN(t, 3)

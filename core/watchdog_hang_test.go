@@ -149,36 +149,6 @@ func TestRefreshAfterLostExtendsNothing(t *testing.T) {
 	}
 }
 
-// In-process locks keep the same margin as Redis ones: the holder knows it
-// lost the lock before another caller can take it.
-func TestMemoryLostBeforeOthersTakeOver(t *testing.T) {
-	st := core.NewMemoryStore()
-	holder := newLocker(st, core.WithTTL(100*time.Millisecond), core.WithoutWatchdog())
-	other := newLocker(st)
-	ctx := ctxT(t, 30*time.Second)
-	for round := range 25 {
-		key := fmt.Sprint("k", round)
-		lk, err := holder.TryObtain(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			next, err := other.TryObtain(ctx, key)
-			if err != nil {
-				time.Sleep(time.Millisecond) // a hungry contender
-				continue
-			}
-			select {
-			case <-lk.Lost():
-			default:
-				t.Fatalf("round %d: another caller took the key before its holder's Lost fired", round)
-			}
-			_ = next.Release(ctx)
-			break
-		}
-	}
-}
-
 // Fences are exact integers past 2^53, where Lua's numbers are not.
 func TestRedisFenceExactPast2To53(t *testing.T) {
 	c := redistest.Start(t).Client(t)

@@ -1,11 +1,13 @@
-package core_test
+package memorystore_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // acquire.lua's own-token path (an acquire sent again that finds its own
@@ -16,7 +18,7 @@ import (
 func TestMemoryOwnTokenAcquireKeepsLongerLease(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	stores := map[string]core.Store{
-		"memory": core.NewMemoryStore(),
+		"memory": memorystore.New(),
 		"redis":  core.NewRedisStore(redistest.Start(t).Client(t)),
 	}
 	for name, st := range stores {
@@ -41,5 +43,35 @@ func TestMemoryOwnTokenAcquireKeepsLongerLease(t *testing.T) {
 				t.Fatalf("%s: a repeated Acquire cut the lease the holder extended to 30s down to %v", name, left)
 			}
 		})
+	}
+}
+
+// In-process locks keep the same margin as Redis ones: the holder knows it
+// lost the lock before another caller can take it.
+func TestMemoryLostBeforeOthersTakeOver(t *testing.T) {
+	st := memorystore.New()
+	holder := newLocker(st, core.WithTTL(100*time.Millisecond), core.WithoutWatchdog())
+	other := newLocker(st)
+	ctx := ctxT(t, 30*time.Second)
+	for round := range 25 {
+		key := fmt.Sprint("k", round)
+		lk, err := holder.TryObtain(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			next, err := other.TryObtain(ctx, key)
+			if err != nil {
+				time.Sleep(time.Millisecond) // a hungry contender
+				continue
+			}
+			select {
+			case <-lk.Lost():
+			default:
+				t.Fatalf("round %d: another caller took the key before its holder's Lost fired", round)
+			}
+			_ = next.Release(ctx)
+			break
+		}
 	}
 }
