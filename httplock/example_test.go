@@ -80,6 +80,26 @@ func ExampleParseIdempotencyKey() {
 	// true
 }
 
+// Both forms of a key a client may send are the same key; the strict
+// parse takes the draft's quoted form only.
+func ExampleParseIdempotencyKeyLenient() {
+	plain, _ := httplock.ParseIdempotencyKeyLenient(`pay-1`)
+	quoted, _ := httplock.ParseIdempotencyKeyLenient(`"pay-1"`)
+	fmt.Println(plain, quoted)
+	// Output:
+	// pay-1 pay-1
+}
+
+// The key a route keyed with Join locks on, spelled out: what to give
+// Locker.Inspect, or reqlock inspect as -part user-42 -part pay-1.
+func ExampleJoinKeys() {
+	fmt.Println(httplock.JoinKeys("user-42", "pay-1"))
+	fmt.Println(httplock.LockKey("POST /payments", httplock.JoinKeys("user-42", "pay-1")))
+	// Output:
+	// 7:user-425:pay-1
+	// 14:POST /payments:7:user-425:pay-1
+}
+
 // A background job takes the same lock as the route, so it never runs
 // alongside a request for the same order.
 func ExampleLockKey() {

@@ -110,3 +110,15 @@ func TestFromQueryMalformed(t *testing.T) {
 type stringer struct{ s string }
 
 func (s *stringer) String() string { return s.s }
+
+// JoinKeys spells out the key Join makes of the same parts.
+func TestJoinKeys(t *testing.T) {
+	r := httptest.NewRequest("POST", "/?a=user-42&b=pay-1", nil)
+	joined, err := httplock.Join(httplock.FromQuery("a"), httplock.FromQuery("b"))(r)
+	if err != nil || joined != httplock.JoinKeys("user-42", "pay-1") || joined != "7:user-425:pay-1" {
+		t.Fatalf("Join: %q, %v; JoinKeys: %q", joined, err, httplock.JoinKeys("user-42", "pay-1"))
+	}
+	if httplock.JoinKeys("a:", "b") == httplock.JoinKeys("a", ":b") {
+		t.Fatal("different parts joined into one key")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +25,13 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the store")
 	cluster := fs.Bool("cluster", false, "REDIS_URL names a Redis Cluster")
+	var parts []string
+	fs.Func("part", "one part of a key made with httplock.Join, in order; repeat it for each part, instead of KEY", func(p string) error {
+		parts = append(parts, p)
+		return nil
+	})
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: reqlock inspect [flags] KEY")
+		fmt.Fprint(stderr, inspectUsage)
 		fs.PrintDefaults()
 	}
 	keys, err := parseInterspersed(fs, args)
@@ -34,11 +40,19 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return exitOK
 	case err != nil:
 		return exitUsage // the flag package has said why
-	case len(keys) != 1:
+	case len(parts) > 0 && len(keys) > 0:
+		fmt.Fprintf(stderr, "reqlock inspect: give KEY or -part, not both (got %d arguments besides %d -part)\n", len(keys), len(parts))
+		fs.Usage()
+		return exitUsage
+	case len(parts) > 0 && slices.Contains(parts, ""):
+		// Join makes no key when a part is missing: no lock has such a key.
+		fmt.Fprintln(stderr, "reqlock inspect: a -part is empty")
+		return exitUsage
+	case len(parts) == 0 && len(keys) != 1:
 		fmt.Fprintf(stderr, "reqlock inspect: want one KEY, got %d arguments\n", len(keys))
 		fs.Usage()
 		return exitUsage
-	case keys[0] == "":
+	case len(parts) == 0 && keys[0] == "":
 		fmt.Fprintln(stderr, "reqlock inspect: KEY is empty")
 		return exitUsage
 	case strings.ContainsAny(*prefix, "{}"):
@@ -48,7 +62,12 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "reqlock inspect: -timeout must be positive")
 		return exitUsage
 	}
-	key := keys[0]
+	var key string
+	if len(parts) > 0 {
+		key = httplock.JoinKeys(parts...)
+	} else {
+		key = keys[0]
+	}
 	if *scope != "" {
 		key = httplock.LockKey(*scope, key)
 	}
@@ -79,6 +98,25 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	return exitOK
 }
+
+// inspectUsage is the head of "reqlock inspect -h": how the key is found.
+const inspectUsage = `usage: reqlock inspect [flags] KEY
+       reqlock inspect [flags] -part PART [-part PART ...]
+
+KEY is the raw key as the application passed it to the Locker, or, with
+-scope, the raw key of an HTTP request in that scope.
+
+A route keyed with httplock.Join (the user and the Idempotency-Key, say)
+locks on its parts joined: each part as its length in bytes, a colon and
+the part, run together (httplock.JoinKeys). Give the parts in the order of
+the Join, one -part each, and the command joins them:
+
+  reqlock inspect -scope "POST /payments" -part user-42 -part pay-1
+
+is the key "7:user-425:pay-1" in the scope "POST /payments". The scope is
+the route's Config.Scope, or its method and route template.
+
+`
 
 // parseInterspersed parses flags before and after the positional
 // arguments, so that "inspect KEY -json" works; after "--" everything is

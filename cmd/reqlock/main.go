@@ -1,6 +1,7 @@
 // Command reqlock answers operators' questions about reqlock's locks.
 //
 //	reqlock inspect [-prefix reqlock:] [-scope "POST /orders/{id}"] [-json] [-timeout 5s] [-cluster] KEY
+//	reqlock inspect [flags] -part PART [-part PART ...]
 //
 // prints whether KEY is held, by which instance (the Locker's WithHolder
 // label), for how long still, its last fence, how many wait in line for it,
@@ -9,6 +10,10 @@
 //
 // KEY is the raw key, as the application passes it to the Locker; with
 // -scope, the raw key of an HTTP request, in that scope (httplock.LockKey).
+// A key made with httplock.Join is given as its parts, in order, one -part
+// each: the command joins them as Join does, each part as its length in
+// bytes, a colon and the part (httplock.JoinKeys: user-42 and pay-1 are
+// "7:user-425:pay-1").
 // The store is REDIS_URL (redis://[user:password@]host:port/db, or rediss://
 // for TLS); several URLs separated by commas are the nodes of a RedlockStore;
 // with -cluster, REDIS_URL names a Redis Cluster (extra nodes as ?addr=).
@@ -67,6 +72,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: reqlock inspect [flags] KEY
+       reqlock inspect [flags] -part PART [-part PART ...]
 
 Says who holds KEY, for how long, its last fence and how many wait for it,
 reading only. The store is REDIS_URL; comma-separated URLs are Redlock nodes.
