@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -62,63 +63,6 @@ func TestRedisLostWhenServerKilled(t *testing.T) {
 	}
 	if err := lk.Release(context.Background()); !errors.Is(err, core.ErrUnavailable) {
 		t.Fatalf("Release on a dead server: %v, want ErrUnavailable", err)
-	}
-}
-
-// Without persistence a restart forgets every counter; the fence must still
-// go up.
-func TestRedisFenceSurvivesRestart(t *testing.T) {
-	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)))
-	ctx := ctxT(t, 10*time.Second)
-	first, err := l.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	srv.Restart()
-	var second *core.Lock
-	for range 50 { // the client reconnects on its own; give it a moment
-		if second, err = l.TryObtain(ctx, "k"); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Release(ctx)
-	if second.Fence() <= first.Fence() {
-		t.Fatalf("fence went from %d to %d across a restart", first.Fence(), second.Fence())
-	}
-}
-
-// The fence counter expires with the lock's key; a later holder still gets a
-// larger fence, so counters for one-off keys need not be kept forever.
-func TestRedisFenceSurvivesExpiredCounter(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client(t)
-	l := newLocker(core.NewRedisStore(c))
-	ctx := ctxT(t, 10*time.Second)
-	first, err := l.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Release(ctx)
-	skey, _ := l.StoreKey("k")
-	if ttl := c.PTTL(ctx, skey+":fence").Val(); ttl <= 0 {
-		t.Fatalf("fence counter has no expiry (PTTL %v): it would pile up", ttl)
-	}
-	c.Del(ctx, skey+":fence")
-	second, err := l.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Release(ctx)
-	if second.Fence() <= first.Fence() {
-		t.Fatalf("fence went from %d to %d after the counter expired", first.Fence(), second.Fence())
 	}
 }
 
@@ -306,44 +250,6 @@ func TestRedisAttemptTimeoutBoundsEachTry(t *testing.T) {
 	}
 }
 
-// Redis with RDB snapshots (the stock configuration) restarts with the fence
-// counter as of its last snapshot: the fence must still go up.
-func TestRedisFenceSurvivesSnapshotRestart(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client(t)
-	l := newLocker(core.NewRedisStore(c))
-	ctx := ctxT(t, 10*time.Second)
-	take := func(l *core.Locker) uint64 {
-		var lk *core.Lock
-		var err error
-		for range 50 { // after the restart the client reconnects on its own
-			if lk, err = l.TryObtain(ctx, "k"); err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lk.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return lk.Fence()
-	}
-	take(l)
-	if err := c.Save(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	var last uint64
-	for range 5 {
-		last = take(l)
-	}
-	srv.Restart() // a crash; the restart loads the older dump.rdb
-	if after := take(l); after <= last {
-		t.Fatalf("fence went from %d before the crash to %d after", last, after)
-	}
-}
-
 // BenchmarkWatchdogAtScale holds 10,000 locks with one Locker and counts
 // what keeping them costs: round trips and allocations per renewal tick (a
 // third of the lease), and renewals per lock.
@@ -386,5 +292,30 @@ func BenchmarkWatchdogAtScale(b *testing.B) {
 		b.ReportMetric(float64(cmds)/n/ticks, "renewals/lock/tick")
 		b.ReportMetric(float64(biggest), "largest-batch")
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(cmds), "allocs/renewal")
+	}
+}
+
+// A client that ignores context deadlines is named once, at construction.
+func TestNewRedisStoreWarnsWithoutContextTimeout(t *testing.T) {
+	var logged strings.Builder
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer slog.SetDefault(prev)
+
+	addr := redistest.Start(t).Addr
+	good := redis.NewClient(redistest.ClientOptions(addr))
+	defer good.Close()
+	core.NewRedisStore(good)
+	if logged.Len() != 0 {
+		t.Fatalf("warned about a client with ContextTimeoutEnabled: %s", logged.String())
+	}
+	opts := redistest.ClientOptions(addr)
+	opts.ContextTimeoutEnabled = false
+	bad := redis.NewClient(opts)
+	defer bad.Close()
+	core.NewRedisStore(bad)
+	core.NewRedisStore(bad)
+	if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
+		t.Fatalf("%d warnings for one client without ContextTimeoutEnabled, want 1:\n%s", n, logged.String())
 	}
 }

@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
@@ -111,99 +106,5 @@ func TestWatchdogClusterMasterStoppedMidRenewal(t *testing.T) {
 	case <-fast.Lost():
 		t.Fatal("the fast lock was lost, yet nobody else could take it")
 	default:
-	}
-}
-
-// A Refresh whose extend runs in Redis, but whose reply comes back only
-// after the lock was declared lost (renewal replies are late too): the
-// Refresh fails, and what it extended is released. A lost lock stays lost.
-func TestRefreshAfterLostExtendsNothing(t *testing.T) {
-	px := startProxied(t)
-	const ttl = 300 * time.Millisecond
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
-	ctx := ctxT(t, 10*time.Second)
-	lk, err := l.TryObtain(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.Refresh(ctx, ttl); err != nil { // loads the script: no NOSCRIPT round trip later
-		t.Fatal(err)
-	}
-	px.proxy.Delay(faultproxy.Downstream, 2*ttl) // commands run; replies come late
-	if err := lk.Refresh(ctx, 10*time.Second); !errors.Is(err, core.ErrNotHeld) {
-		t.Fatalf("Refresh answered after the lock was lost: %v, want ErrNotHeld", err)
-	}
-	select {
-	case <-lk.Lost():
-	default:
-		t.Fatal("Refresh failed but Lost did not fire")
-	}
-	px.proxy.Heal()
-	skey, _ := l.StoreKey("k")
-	waitFor(t, "the key Refresh extended to be released", func() bool { return px.direct.Exists(ctx, skey).Val() == 0 })
-	if err := lk.Refresh(ctx, 10*time.Second); !errors.Is(err, core.ErrNotHeld) {
-		t.Fatalf("second Refresh: %v, want ErrNotHeld", err)
-	}
-	if n := px.direct.Exists(ctx, skey).Val(); n != 0 {
-		t.Fatal("a Refresh after Lost put the key back")
-	}
-}
-
-// Fences are exact integers past 2^53, where Lua's numbers are not.
-func TestRedisFenceExactPast2To53(t *testing.T) {
-	c := redistest.Start(t).Client(t)
-	st := core.NewRedisStore(c)
-	ctx := ctxT(t, 10*time.Second)
-	key := "reqlock:{big-fence}"
-	const high = 1<<53 + 1 // the first integer a double cannot hold
-	if err := c.Set(ctx, key+":fence", uint64(high), 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []uint64{high + 1, high + 2} {
-		g, err := st.Acquire(ctx, core.Lease{Key: key, Token: fmt.Sprint("t", i), TTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.Fence != want {
-			t.Fatalf("fence %d, want %d", g.Fence, want)
-		}
-		if err := st.Release(ctx, key, fmt.Sprint("t", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A counter with no successor in 19 digits refuses, and takes nothing.
-	if err := c.Set(ctx, key+":fence", "9999999999999999999", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "last", TTL: time.Second}); err == nil || !strings.Contains(err.Error(), "exhausted") {
-		t.Fatalf("acquire past the last fence: %v, want an error", err)
-	}
-	if n := c.Exists(ctx, key).Val(); n != 0 {
-		t.Fatal("a refused acquire kept the lock")
-	}
-}
-
-// A client that ignores context deadlines is named once, at construction.
-func TestNewRedisStoreWarnsWithoutContextTimeout(t *testing.T) {
-	var logged strings.Builder
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
-	defer slog.SetDefault(prev)
-
-	addr := redistest.Start(t).Addr
-	good := redis.NewClient(redistest.ClientOptions(addr))
-	defer good.Close()
-	core.NewRedisStore(good)
-	if logged.Len() != 0 {
-		t.Fatalf("warned about a client with ContextTimeoutEnabled: %s", logged.String())
-	}
-	opts := redistest.ClientOptions(addr)
-	opts.ContextTimeoutEnabled = false
-	bad := redis.NewClient(opts)
-	defer bad.Close()
-	core.NewRedisStore(bad)
-	core.NewRedisStore(bad)
-	if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
-		t.Fatalf("%d warnings for one client without ContextTimeoutEnabled, want 1:\n%s", n, logged.String())
 	}
 }
