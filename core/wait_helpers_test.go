@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
@@ -22,4 +23,17 @@ func obtainAsync(ctx context.Context, l *core.Locker, key string) chan obtained 
 		ch <- obtained{lk, err, time.Now()}
 	}()
 	return ch
+}
+
+// waitFor polls cond for up to 3s: what it waits for happens in the
+// background, in well under that, or fails the test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
