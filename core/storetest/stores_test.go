@@ -36,7 +36,7 @@ func TestRedisStoreConformance(t *testing.T) {
 			s := core.NewRedisStore(c)
 			servers.Store(s, c)
 			t.Cleanup(func() { servers.Delete(s) })
-			return s
+			return closable(t, s, c)
 		},
 		Slow: func(t testing.TB) storetest.Slow {
 			srv := redistest.Start(t)
@@ -49,20 +49,20 @@ func TestRedisStoreConformance(t *testing.T) {
 			}}
 		},
 		Writes: writes,
-		Close: func(t testing.TB, s core.Store) {
-			c, _ := servers.Load(s)
-			_ = c.(*redis.Client).Close()
-		},
+		Close:  closeClients,
 	})
 }
 
-// One Cluster of three masters for the whole run; Slow reaches each master
-// through a proxy of its own.
+// One Cluster of three masters for the whole run, a client of its own for
+// each test; Slow reaches each master through a proxy of its own.
 func TestRedisClusterConformance(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
-	cc := cl.Client(t)
 	storetest.Run(t, storetest.Harness{
-		New: func(testing.TB) core.Store { return core.NewRedisStore(cc) },
+		New: func(t testing.TB) core.Store {
+			cc := cl.Client(t)
+			return closable(t, core.NewRedisStore(cc), cc)
+		},
+		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
 			proxies := map[string]*faultproxy.Proxy{}
 			for _, s := range cl.Servers {
@@ -80,13 +80,17 @@ func TestRedisClusterConformance(t *testing.T) {
 	})
 }
 
-// One Sentinel set (master, replica, three sentinels) for the whole run;
-// Slow reaches the data servers through proxies.
+// One Sentinel set (master, replica, three sentinels) for the whole run, a
+// failover client of its own for each test; Slow reaches the data servers
+// through proxies.
 func TestRedisSentinelConformance(t *testing.T) {
 	sn := redistest.StartSentinel(t)
-	c := sn.Client(t)
 	storetest.Run(t, storetest.Harness{
-		New: func(testing.TB) core.Store { return core.NewRedisStore(c) },
+		New: func(t testing.TB) core.Store {
+			c := sn.Client(t)
+			return closable(t, core.NewRedisStore(c), c)
+		},
+		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
 			proxies := map[string]*faultproxy.Proxy{}
 			for _, s := range sn.Data {
@@ -111,7 +115,8 @@ func TestRedisSentinelConformance(t *testing.T) {
 // behind a proxy, all of whose copies of a command are held.
 func TestRedlockStoreConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		New: sharedRedlock(t),
+		New:   sharedRedlock(t),
+		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
 			var proxies []*faultproxy.Proxy
 			var via, direct []redis.UniversalClient
@@ -136,21 +141,43 @@ func TestRedlockStoreConformance(t *testing.T) {
 	})
 }
 
-// sharedRedlock starts five masters once, on the first New, for the run.
+// sharedRedlock starts five masters once, on the first New, for the run;
+// each test gets clients of its own.
 func sharedRedlock(run *testing.T) func(testing.TB) core.Store {
-	var s core.Store
-	return func(testing.TB) core.Store {
-		if s == nil {
-			var clients []redis.UniversalClient
-			for _, srv := range redistest.StartN(run, 5) {
-				clients = append(clients, srv.Client(run))
-			}
-			// The contract is about answers, not latency: a generous node
-			// timeout keeps a -race run on two loaded cores from timing out
-			// every node at once.
-			s = core.NewRedlockStore(clients...).WithNodeTimeout(time.Second)
+	var masters []*redistest.Server
+	return func(t testing.TB) core.Store {
+		if masters == nil {
+			masters = redistest.StartN(run, 5)
 		}
-		return s
+		var clients []redis.UniversalClient
+		for _, srv := range masters {
+			clients = append(clients, srv.Client(t))
+		}
+		// The contract is about answers, not latency: a generous node
+		// timeout keeps a -race run on two loaded cores from timing out
+		// every node at once.
+		return closable(t, core.NewRedlockStore(clients...).WithNodeTimeout(time.Second), clients...)
+	}
+}
+
+// clients maps each store New made to the clients under it, for Close.
+var clients sync.Map
+
+// closable notes the clients under s, for closeClients, until t ends.
+func closable[S core.Store](t testing.TB, s S, under ...redis.UniversalClient) S {
+	clients.Store(s, under)
+	t.Cleanup(func() { clients.Delete(s) })
+	return s
+}
+
+// closeClients is the harnesses' Close: it closes the clients under s.
+func closeClients(t testing.TB, s core.Store) {
+	under, ok := clients.Load(s)
+	if !ok {
+		t.Fatalf("Close: no clients known for the store %T", s)
+	}
+	for _, c := range under.([]redis.UniversalClient) {
+		_ = c.Close()
 	}
 }
 
