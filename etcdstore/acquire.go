@@ -32,24 +32,32 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			return core.Grant{}, nil, err
 		}
 	}
-	ls, err := s.leases.current(ctx, l.TTL)
-	if err != nil {
-		return core.Grant{}, nil, err
-	}
 	for retried := false; ; retried = true {
-		g, rec, err := s.acquireOn(ctx, l, waiter, withRecord, ls, start)
+		ls, err := s.leases.current(ctx, l.TTL)
+		if err != nil {
+			return core.Grant{}, nil, err
+		}
+		var wl *lease
+		if waiter != "" {
+			if wl, err = s.lineLeases.current(ctx, l.TTL); err != nil {
+				return core.Grant{}, nil, err
+			}
+		}
+		g, rec, err := s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
 		if !retried && errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			// etcd expired the lease before our clock said it could: the
-			// transaction took nothing; take a new lease.
-			ls.markDead()
+			// etcd expired (or was told to revoke) a lease before our clock
+			// said it could: the transaction took nothing. Ask which, and
+			// take a new one.
+			for _, x := range []*lease{ls, wl} {
+				if x != nil {
+					_ = s.leases.keepAlive(ctx, x, forceRenewal)
+				}
+			}
 			if waiter != "" {
 				// Its place in line, if any, went with the lease.
 				if err := s.lines.alive(waiter, time.Now()); err != nil {
 					return core.Grant{}, nil, err
 				}
-			}
-			if ls, err = s.leases.grant(ctx, seconds(l.TTL)); err != nil {
-				return core.Grant{}, nil, err
 			}
 			continue
 		}
@@ -60,7 +68,10 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 	}
 }
 
-func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls *lease, start time.Time) (core.Grant, []byte, error) {
+// forceRenewal makes keepAlive renew however fresh the lease is.
+const forceRenewal = time.Duration(1<<63 - 1)
+
+func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls, wl *lease, start time.Time) (core.Grant, []byte, error) {
 	key, lp := l.Key, linePrefix(l.Key)
 	free := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
@@ -89,7 +100,7 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		take = append(take, clientv3.OpDelete(lk))
 		join := append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(lk), "=", 0)}, markers...)
 		refused = append(refused,
-			clientv3.OpTxn(join, []clientv3.Op{clientv3.OpPut(lk, "", clientv3.WithLease(ls.id))}, nil),
+			clientv3.OpTxn(join, []clientv3.Op{clientv3.OpPut(lk, "", clientv3.WithLease(wl.id))}, nil),
 			clientv3.OpGet(lp, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)))
 	}
 	inner := clientv3.OpTxn(cond, take, refused)
@@ -127,7 +138,7 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		succeeded, resps = t.Succeeded, t.Responses
 	}
 	if succeeded {
-		s.held.add(l.Token, key, rev)
+		s.held.add(l.Token, key, rev, ls)
 		if waiter != "" {
 			s.lines.done(waiter)
 		}

@@ -17,51 +17,35 @@ import (
 const maxTxnOps = 128
 
 // Extend implements core.Store. Renewing a lock is renewing its lease, so a
-// batch costs one keep-alive per lease length (one for a Locker), skipped
-// when the lease was renewed in the last sixth of its length, plus one
-// read-only transaction per 128 locks that checks each token still holds
-// its key; the two go out together. A lock whose TTL changed (Refresh) is
-// moved to the lease of its new length, in a transaction of its own.
+// batch costs one keep-alive per lease its locks are on (one for locks
+// taken together), skipped when that lease was renewed in the last sixth
+// of its length, and one read-only transaction per 128 locks that checks
+// each token still holds its key; they all go out at once. A lock whose TTL
+// changed (Refresh) is moved to a lease of its new length, in a
+// transaction of its own.
 func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 	ctx, done := s.call(ctx)
 	defer done()
 	start := time.Now()
 	out := make([]core.Renewal, len(ls))
 
-	// The current lease of each length, and its keep-alive.
-	type class struct {
-		l   *lease
-		err error
-	}
-	var lengths []int64
+	// The keep-alives of the leases this store put the locks on.
+	var on []*lease
 	for _, l := range ls {
-		if secs := seconds(l.TTL); !slices.Contains(lengths, secs) {
-			lengths = append(lengths, secs)
+		if h, ok := s.held.get(l.Token); ok && h.lease != nil && !slices.Contains(on, h.lease) {
+			on = append(on, h.lease)
 		}
 	}
-	classes := make(map[int64]*class, len(lengths))
+	kas := make(map[*lease]error, len(on))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, secs := range lengths {
+	for _, l := range on {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			length := time.Duration(secs) * time.Second
-			c := &class{}
-			s.leases.mu.Lock()
-			c.l = s.leases.byClass[secs]
-			s.leases.mu.Unlock()
-			if c.l == nil || c.l.isDead(time.Now()) {
-				c.l, c.err = s.leases.current(ctx, length)
-			} else {
-				c.err = s.leases.keepAlive(ctx, c.l, length*5/6)
-				if errors.Is(c.err, ErrLeaseExpired) {
-					// Its locks are gone; a lock moving here needs a new one.
-					c.l, c.err = s.leases.current(ctx, length)
-				}
-			}
+			err := s.leases.keepAlive(ctx, l, time.Duration(l.secs)*time.Second*5/6)
 			mu.Lock()
-			classes[secs] = c
+			kas[l] = err
 			mu.Unlock()
 		}()
 	}
@@ -92,51 +76,55 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 
 	for i, l := range ls {
 		kv := kvs[i]
-		switch {
-		case readErr[i] != nil:
+		if readErr[i] != nil {
 			out[i].Err = readErr[i]
 			continue
-		case kv == nil || string(kv.Value) != l.Token:
+		}
+		if kv == nil || string(kv.Value) != l.Token {
 			s.held.forget(l.Token)
 			out[i].Err = core.ErrNotHeld
 			continue
 		}
-		c := classes[seconds(l.TTL)]
-		if c.err != nil {
-			out[i].Err = c.err
-			continue
+		on := s.leases.byLeaseID(clientv3.LeaseID(kv.Lease))
+		if on == nil || on.secs != seconds(l.TTL) {
+			on, out[i].Err = s.move(ctx, l)
+		} else if err, ok := kas[on]; ok {
+			out[i].Err = err
+		} else {
+			out[i].Err = s.leases.keepAlive(ctx, on, time.Duration(on.secs)*time.Second*5/6)
 		}
-		id := clientv3.LeaseID(kv.Lease)
-		if id != c.l.id {
-			if old, ours := s.leases.left(id, time.Now()); ours && old <= 0 {
-				// On a lease of ours that has run out: gone, or about to be.
-				s.held.forget(l.Token)
-				out[i].Err = core.ErrNotHeld
-				continue
-			}
-			if err := s.move(ctx, l, c.l); err != nil {
-				out[i].Err = err
-				continue
-			}
+		if errors.Is(out[i].Err, ErrLeaseExpired) {
+			// The lease went, and the lock with it (or it is about to).
+			s.held.forget(l.Token)
+			out[i].Err = core.ErrNotHeld
 		}
-		out[i].Validity = c.l.validity(l.TTL, start)
+		if out[i].Err == nil {
+			out[i].Validity = on.validity(l.TTL, start)
+		}
 	}
 	return out
 }
 
-// move puts the lock l on lease to, keeping its value and create revision
-// (the fence), if l.Token still holds it.
-func (s *Store) move(ctx context.Context, l core.Lease, to *lease) error {
+// move puts the lock l on the current lease of its length, keeping its
+// value and create revision (the fence), if l.Token still holds it.
+func (s *Store) move(ctx context.Context, l core.Lease) (*lease, error) {
+	to, err := s.leases.current(ctx, l.TTL)
+	if err != nil {
+		return nil, err
+	}
 	r, err := s.c.Txn(reqCtx(ctx)).
 		If(clientv3.Compare(clientv3.Value(l.Key), "=", l.Token)).
 		Then(clientv3.OpPut(l.Key, "", clientv3.WithIgnoreValue(), clientv3.WithLease(to.id))).
 		Commit()
 	if err != nil {
-		return s.failure("extend", err)
+		return nil, s.failure("extend", err)
 	}
 	if !r.Succeeded {
 		s.held.forget(l.Token)
-		return core.ErrNotHeld
+		return nil, core.ErrNotHeld
 	}
-	return nil
+	if h, ok := s.held.get(l.Token); ok {
+		s.held.add(l.Token, h.key, h.fence, to)
+	}
+	return to, nil
 }

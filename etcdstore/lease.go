@@ -10,25 +10,31 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// A Store keeps one etcd lease per lease length in whole seconds (a
-// Locker's locks all have one length, so one lease), and attaches every
-// lock of that length to it. Renewing the locks is renewing the lease: one
-// keep-alive however many locks are held, and one that is lost loses
-// exactly the locks on it.
+// A Store attaches its locks to etcd leases it shares between them: the
+// locks of one length (a Locker's locks all have one) taken within a third
+// of that length go on one lease. Renewing the locks is renewing their
+// lease: one keep-alive per lease however many locks are on it, and a lease
+// that is lost loses exactly the locks on it.
+//
+// A lock is never kept alive by anything but the renewal of a lock on its
+// own lease: an acquire never renews a lease, it takes a new one when the
+// current one has less than two thirds of the length left. So a lock whose
+// Locker does not renew it (WithoutWatchdog) runs out on time.
 //
 // etcd counts leases in whole seconds: a lock's lease is its TTL rounded up
-// to the second. What a holder is told it may rely on (Grant.Validity) is
-// never more than its TTL less core's drift margin, counted from before
-// the keep-alive or grant was sent, so its Lost closes before etcd can
-// expire the lease, by the holder's own clock.
+// to the second. What a holder is told it may rely on (Grant.Validity,
+// Renewal.Validity) is never more than its TTL, nor than the lease's time
+// left by our clock, counted from before the grant or keep-alive was sent,
+// less core's drift margin: its Lost closes before etcd can expire the
+// lease, by the holder's own clock.
 //
-// A lease is kept alive when a lock on it is renewed (Extend), when an
-// acquire finds it has less than half of its length left, and while a
-// waiter of this store stands in line on it. So a lock whose Locker does
-// not renew it (WithoutWatchdog) lives at least its TTL, and may live
-// longer while the same Store keeps the lease alive for others.
+// Waiters stand in line on leases of their own (Store.lineLeases), which
+// the store keeps alive while they wait: a waiter must not keep alive the
+// lease of a lock that nobody renews.
 type leases struct {
-	s       *Store
+	s        *Store
+	renewUse bool // current renews the current lease instead of replacing it (lines)
+
 	mu      sync.Mutex
 	byClass map[int64]*lease // the current lease of each length
 	byID    map[clientv3.LeaseID]*lease
@@ -44,8 +50,8 @@ type lease struct {
 	dead     bool
 }
 
-func (ls *leases) init(s *Store) {
-	ls.s = s
+func (ls *leases) init(s *Store, renewUse bool) {
+	ls.s, ls.renewUse = s, renewUse
 	ls.byClass = make(map[int64]*lease)
 	ls.byID = make(map[clientv3.LeaseID]*lease)
 }
@@ -55,20 +61,24 @@ func seconds(ttl time.Duration) int64 {
 	return max(int64((ttl+time.Second-1)/time.Second), 1)
 }
 
+// byLeaseID returns this store's lease id, or nil.
+func (ls *leases) byLeaseID(id clientv3.LeaseID) *lease {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.byID[id]
+}
+
 // left is how long lease id, one of this store's, has by our clock.
 func (ls *leases) left(id clientv3.LeaseID, now time.Time) (time.Duration, bool) {
-	ls.mu.Lock()
-	l := ls.byID[id]
-	ls.mu.Unlock()
+	l := ls.byLeaseID(id)
 	if l == nil {
 		return 0, false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.dead {
+	d, dead := l.state()
+	if dead {
 		return 0, true
 	}
-	return max(l.deadline.Sub(now), 0), true
+	return max(d.Sub(now), 0), true
 }
 
 func (l *lease) state() (deadline time.Time, dead bool) {
@@ -84,31 +94,43 @@ func (l *lease) isDead(now time.Time) bool {
 	return dead || !now.Before(d)
 }
 
-// current returns the lease for locks of ttl with at least half of ttl
-// left, keeping the current one alive or granting a new one as needed.
+func (l *lease) markDead() {
+	l.mu.Lock()
+	l.dead = true
+	l.mu.Unlock()
+}
+
+// current returns the lease for a lock (or a waiter) of ttl: the current
+// one of its length while it has two thirds of ttl left, else a new one; on
+// line leases (renewUse) the current one kept alive instead.
 func (ls *leases) current(ctx context.Context, ttl time.Duration) (*lease, error) {
 	secs := seconds(ttl)
 	ls.mu.Lock()
 	l := ls.byClass[secs]
 	ls.mu.Unlock()
-	if l != nil && !l.isDead(time.Now()) {
-		err := ls.keepAlive(ctx, l, ttl/2)
-		if err == nil {
+	if l != nil {
+		d, dead := l.state()
+		if !dead && time.Until(d) >= ttl*2/3 {
 			return l, nil
 		}
-		if !errors.Is(err, ErrLeaseExpired) {
-			return nil, err
+		if !dead && ls.renewUse && time.Until(d) > 0 {
+			err := ls.keepAlive(ctx, l, ttl*2/3)
+			if err == nil {
+				return l, nil
+			}
+			if !errors.Is(err, ErrLeaseExpired) {
+				return nil, err
+			}
 		}
 	}
-	return ls.grant(ctx, secs)
+	return ls.grant(ctx, secs, l)
 }
 
-// grant makes a new lease of secs the current one of its length. The lease
-// it replaces is dead (or about to be): its locks are lost.
-func (ls *leases) grant(ctx context.Context, secs int64) (*lease, error) {
+// grant makes a new lease of secs the current one of its length, unless
+// the current one changed from was meanwhile.
+func (ls *leases) grant(ctx context.Context, secs int64, was *lease) (*lease, error) {
 	ls.mu.Lock()
-	// Another call may have granted one meanwhile.
-	if l := ls.byClass[secs]; l != nil && !l.isDead(time.Now()) {
+	if l := ls.byClass[secs]; l != was && l != nil && !l.isDead(time.Now()) {
 		ls.mu.Unlock()
 		return l, nil
 	}
@@ -120,20 +142,16 @@ func (ls *leases) grant(ctx context.Context, secs int64) (*lease, error) {
 	}
 	l := &lease{id: r.ID, secs: secs, ka: make(chan struct{}, 1), deadline: sent.Add(time.Duration(min(r.TTL, secs)) * time.Second)}
 	ls.mu.Lock()
-	if old := ls.byClass[secs]; old != nil {
-		// Kept in byID, dead: a lock found on it is not renewed.
-		old.markDead()
-	}
+	defer ls.mu.Unlock()
 	ls.byClass[secs] = l
 	ls.byID[l.id] = l
-	ls.mu.Unlock()
+	// Forget leases that ran out a while ago: a lock on one was lost.
+	for id, old := range ls.byID {
+		if d, _ := old.state(); sent.Sub(d) > time.Minute {
+			delete(ls.byID, id)
+		}
+	}
 	return l, nil
-}
-
-func (l *lease) markDead() {
-	l.mu.Lock()
-	l.dead = true
-	l.mu.Unlock()
 }
 
 // keepAlive renews l unless it has at least fresh left already (a renewal
@@ -172,9 +190,9 @@ func (ls *leases) keepAlive(ctx context.Context, l *lease, fresh time.Duration) 
 	return nil
 }
 
-// validity is how long, from start, a lock of ttl on l may be relied on.
-// It is never more than ttl, and takes core's drift margin (for the
-// lease's whole length) off the lease's deadline.
+// validity is how long, from start, a lock of ttl on l may be relied on:
+// never more than ttl nor than l's time left, less core's drift margin for
+// the lease's whole length.
 func (l *lease) validity(ttl time.Duration, start time.Time) time.Duration {
 	deadline, _ := l.state()
 	margin := drift(max(ttl, time.Duration(l.secs)*time.Second))

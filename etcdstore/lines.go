@@ -114,9 +114,7 @@ func (ls *lines) queued(waiter, key, lk string, holder *mvccpb.KeyValue, lineKVs
 		return
 	}
 	predGone := pred == key && holder == nil
-	ls.s.leases.mu.Lock()
-	l := ls.s.leases.byID[leaseID]
-	ls.s.leases.mu.Unlock()
+	l := ls.s.lineLeases.byLeaseID(leaseID)
 
 	ctx, stop := context.WithCancel(ls.s.c.Ctx())
 	ls.mu.Lock()
@@ -224,7 +222,7 @@ func (ls *lines) keepAlive() {
 		for l, waiters := range leases {
 			length := time.Duration(l.secs) * time.Second
 			ctx, cancel := context.WithTimeout(ls.s.c.Ctx(), length/3)
-			err := ls.s.leases.keepAlive(ctx, l, length*2/3)
+			err := ls.s.lineLeases.keepAlive(ctx, l, length*2/3)
 			cancel()
 			if l.isDead(time.Now()) {
 				for _, w := range waiters {

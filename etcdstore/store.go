@@ -22,7 +22,8 @@ type Store struct {
 
 	markerTTL time.Duration
 
-	leases leases
+	leases     leases // the locks'
+	lineLeases leases // the waiters'
 	pools  expiringPools // leases of records and cancel markers
 	held   heldLocks     // token → lock, for Guard
 	lines  lines         // this process's waiters and their watches
@@ -52,7 +53,8 @@ func New(c *clientv3.Client, opts ...Option) *Store {
 	for _, o := range opts {
 		o(s)
 	}
-	s.leases.init(s)
+	s.leases.init(s, false)
+	s.lineLeases.init(s, true)
 	s.pools.init(s)
 	s.lines.init(s)
 	return s
@@ -154,6 +156,9 @@ func (s *Store) leaseLeft(ctx context.Context, id clientv3.LeaseID) (time.Durati
 	if left, ok := s.leases.left(id, time.Now()); ok {
 		return left, nil
 	}
+	if left, ok := s.lineLeases.left(id, time.Now()); ok {
+		return left, nil
+	}
 	r, err := s.c.TimeToLive(reqCtx(ctx), id)
 	if err != nil {
 		return 0, s.failure("ttl", err)
@@ -171,15 +176,16 @@ type heldLocks struct {
 type heldLock struct {
 	key   string
 	fence int64
+	lease *lease
 }
 
-func (h *heldLocks) add(token, key string, fence int64) {
+func (h *heldLocks) add(token, key string, fence int64, l *lease) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
 		h.m = make(map[string]heldLock)
 	}
-	h.m[token] = heldLock{key, fence}
+	h.m[token] = heldLock{key, fence, l}
 }
 
 func (h *heldLocks) forget(token string) {
