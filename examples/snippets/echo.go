@@ -1,0 +1,33 @@
+package snippets
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Echo is the README's Echo v4 section.
+func Echo(locker *core.Locker) http.Handler {
+	auth, createOrder, pay := echoAuth, echoCreateOrder, echoPay
+
+	e := echo.New()
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if !echolock.RenderProblem(c, err) { // reqlock's rejections as application/problem+json
+			e.DefaultHTTPErrorHandler(err, c)
+		}
+	}
+	e.Use(middleware.Recover(), auth) // auth does c.Set("user", userID)
+	e.POST("/orders", createOrder, echolock.New(locker, echolock.FromContext("user")))
+	e.POST("/payments", pay, echolock.WithConfig(echolock.Config{
+		Locker:      locker,
+		Key:         echolock.Join(echolock.FromContext("user"), echolock.IdempotencyKey()),
+		KeyRequired: true,
+		Replay:      &httplock.ReplayConfig{},
+	}))
+	return e
+}

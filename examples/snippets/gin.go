@@ -1,0 +1,31 @@
+package snippets
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Gin is the README's Gin section.
+func Gin(locker *core.Locker) http.Handler {
+	auth, createOrder, pay := ginAuth, ginCreateOrder, ginPay
+
+	r := gin.New()
+	r.Use(gin.Recovery(), auth) // auth does c.Set("user", userID); Recovery sits outside the lock
+	r.POST("/orders", ginlock.New(ginlock.Config{
+		Locker: locker,
+		Key:    ginlock.FromContext("user"),
+		Mode:   ginlock.Wait,
+	}), createOrder)
+	r.POST("/payments", ginlock.New(ginlock.Config{
+		Locker:      locker,
+		Key:         ginlock.Join(ginlock.FromContext("user"), ginlock.IdempotencyKey()),
+		KeyRequired: true,
+		Replay:      &httplock.ReplayConfig{},
+	}), pay)
+	return r
+}
