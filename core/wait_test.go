@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,4 +61,40 @@ func TestObtainCancelledBeforeAnyAnswerIsUnavailable(t *testing.T) {
 func tryErr(l *core.Locker, ctx context.Context) error {
 	_, err := l.TryObtain(ctx, "k")
 	return err
+}
+
+// Thousands of waiters on many Lockers give up at once: every one answers,
+// the line empties, and no goroutine is left behind.
+func TestManyWaitersGiveUp(t *testing.T) {
+	c := redistest.Start(t).Client(t)
+	st := core.NewRedisStore(c)
+	ctx := ctxT(t, 20*time.Second)
+	holder := newLocker(st)
+	lk, err := holder.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release(ctx)
+	base := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for range 20 {
+		l := newLocker(st)
+		for range 100 {
+			wg.Go(func() {
+				wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				// Taken, or (a waiter whose attempts the loaded store did
+				// not answer in time) unavailable: either way, given up.
+				_, err := l.Obtain(wctx, "k")
+				if !errors.Is(err, context.DeadlineExceeded) ||
+					!errors.Is(err, core.ErrNotObtained) && !errors.Is(err, core.ErrUnavailable) {
+					t.Errorf("a waiter that gave up: %v", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	skey, _ := holder.StoreKey("k")
+	waitFor(t, "the line to empty", func() bool { return c.LLen(ctx, skey+":q").Val() == 0 })
+	waitFor(t, "the waiters' goroutines to end", func() bool { return runtime.NumGoroutine() <= base+10 })
 }
