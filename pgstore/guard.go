@@ -49,3 +49,28 @@ func (s *Store) storeKey(key string) (string, error) {
 	})
 	return s.keyer.StoreKey(key)
 }
+
+// QueueGuard is Guard for a transaction that sends its writes as a batch:
+// it queues the same check on b, ahead of the writes, so that it costs no
+// round trip of its own. Reading the batch's results then fails with an
+// error that errors.Is core.ErrNotHeld when l no longer holds its key;
+// the writes queued after it have run by then, so roll the transaction
+// back on any error from the batch, as always.
+func (s *Store) QueueGuard(b *pgx.Batch, l *core.Lock) error {
+	if l == nil {
+		return core.ErrNotHeld
+	}
+	skey, err := s.storeKey(l.Key())
+	if err != nil {
+		return err
+	}
+	b.Queue(guardSQL, skey, l.Token()).QueryRow(func(row pgx.Row) error {
+		var one int
+		err := row.Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return core.ErrNotHeld
+		}
+		return s.wrap("guard", err)
+	})
+	return nil
+}
