@@ -121,7 +121,14 @@
 // Records are scoped like locks: key a route with replay by the user and
 // the Idempotency-Key, Join(FromContext(userKey{}), IdempotencyKey()), so
 // that one user's key cannot fetch another's response. The Locker's store
-// must keep records (Redis, Cluster, Sentinel, memory; not Redlock).
+// must keep records (Redis, Cluster, Sentinel, memory; not Redlock), and
+// keep them across its own restart for a retry after one to be replayed:
+// Redis with appendonly yes (RDB snapshots alone lose the records written
+// since the last one; the memory store loses them all with the process). A
+// middleware with replay asks a store that can tell (core.Durability) at
+// start-up and logs a warning when its records will not survive a restart,
+// or when it cannot tell (a Redis whose CONFIG command is renamed or
+// refused).
 //
 // # Telemetry
 //

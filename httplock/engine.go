@@ -21,17 +21,28 @@ type Engine struct {
 	tel     *telemetry  // nil: telemetry off
 	waiting waiters
 	noValue sync.Once // warns of ErrNoContextValue
+
+	// durabilityChecked is closed once the start-up check of whether
+	// replay records survive a restart of the store is over (at once when
+	// there is nothing to check).
+	durabilityChecked chan struct{}
 }
 
 // NewEngine checks cfg and fills its defaults. Key may be nil: adapters
 // extract keys themselves and pass them to Serve. The error is a
 // *ConfigError, which wraps ErrInvalidConfig.
+//
+// With Replay on a store that can tell (core.Durability: Redis asks
+// CONFIG GET appendonly and save), it asks, in the background and for at
+// most two seconds, whether records survive a restart of the store, and logs a
+// warning when they will not, or when the store cannot tell (a Redis whose
+// CONFIG is renamed or refused): once per Logger and Locker.
 func NewEngine(cfg Config) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, durabilityChecked: make(chan struct{})}
 	if cfg.Replay != nil {
 		if e.replay, err = cfg.Replay.withDefaults(); err != nil {
 			return nil, err
@@ -41,6 +52,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		if e.tel, err = newTelemetry(cfg.Telemetry, cfg); err != nil {
 			return nil, err
 		}
+	}
+	if e.replay != nil {
+		e.checkDurability(e.durabilityChecked)
+	} else {
+		close(e.durabilityChecked)
 	}
 	return e, nil
 }
