@@ -91,3 +91,31 @@ func TestFrameworkSnippetsDoWhatTheREADMESays(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayOptionsIgnoreTheQuery: the fingerprint in docs/replay.md leaves
+// the query out, so a retry with another query is replayed, and one with
+// another body gets 422.
+func TestReplayOptionsIgnoreTheQuery(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("POST /payments", auth(ReplayOptions(core.NewLocker(core.NewMemoryStore()))(http.HandlerFunc(pay))))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+
+	first := post(t, srv.URL+"/payments?trace=1", "alice", "pay-9")
+	again := post(t, srv.URL+"/payments?trace=2", "alice", "pay-9")
+	if first.status != http.StatusCreated || again.body != first.body || again.replayed != "true" {
+		t.Errorf("first %+v, again with another query %+v; want the first replayed", first, again)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/payments", strings.NewReader(`{"amount":999}`))
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set(httplock.HeaderIdempotencyKey, "pay-9")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("another body with the same key: %d; want 422", resp.StatusCode)
+	}
+}
