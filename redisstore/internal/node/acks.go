@@ -79,7 +79,7 @@ func (s *Node) WithReplicaAcks(n int, timeout time.Duration) *Node {
 	case *redis.ClusterClient:
 		acks.readTimeout = c.Options().ReadTimeout
 	}
-	return &Node{c: s.c, d: s.d, acks: acks, resends: s.resends}
+	return &Node{c: s.c, d: s.d, acks: acks, resends: s.resends, resend: s.resend, resent: s.resent, markAlways: s.markAlways}
 }
 
 // waitArgs is the WAIT command for one acquire: timeout, or less when the

@@ -15,7 +15,8 @@ import (
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-// scriptCalls keeps the argument lists of the acquire script a client sends,
+// scriptCalls keeps the argument lists of the acquire scripts (lean or
+// full, which share their layout) a client sends,
 // alone or in a pipeline, as Redis receives them.
 type scriptCalls struct {
 	mu    sync.Mutex
@@ -42,7 +43,7 @@ func (s *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 func (s *scriptCalls) keep(cmd redis.Cmder) {
 	args := cmd.Args()
-	if len(args) < 3 || (args[1] != acquireCall.sha && args[1] != acquireCall.source) {
+	if len(args) < 3 || ScriptOf(args) != "acquire" {
 		return
 	}
 	s.mu.Lock()
@@ -81,7 +82,7 @@ func equalStrings(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// Each kind of attempt sends acquire.lua the keys and arguments its header
+// Each kind of attempt sends acquire_lean.lua or acquire.lua the keys and arguments their headers
 // documents, in that order and no more: plain, with the record look-up, in
 // line, on a Redlock node (with and without a line) and acked by replicas.
 func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {

@@ -21,30 +21,30 @@ import (
 // do) do.
 type masterDoer struct{ cc *redis.ClusterClient }
 
-// Do takes args as run builds them: verb, script, numkeys, then the keys.
-func (m masterDoer) Do(ctx context.Context, args ...any) *redis.Cmd {
-	if key, ok := args[3].(string); ok {
+// Process takes a command as run builds it: verb, script, numkeys, then
+// the keys.
+func (m masterDoer) Process(ctx context.Context, cmd redis.Cmder) error {
+	if key, ok := cmd.Args()[3].(string); ok {
 		if node, err := m.cc.MasterForKey(ctx, key); err == nil {
-			cmd := node.Do(ctx, args...)
-			err := cmd.Err()
+			err := node.Process(ctx, cmd)
 			var answer redis.Error
 			if err != nil && !errors.As(err, &answer) {
 				// The master did not answer (failed over, unreachable). The
 				// call may have run, so it is not sent again from here (the
 				// node client resends it only if ClusterOptions.MaxRetries
-				// asks it to, which a retried acquire tolerates: it finds its
-				// own token); but the slot map is refreshed, since calls that
-				// bypass the cluster client would not tell it, and it only
-				// reloads on its own every 10s.
+				// asks it to, and an acquire it never does: see resend.go);
+				// but the slot map is refreshed, since calls that bypass the
+				// cluster client would not tell it, and it only reloads on
+				// its own every 10s.
 				m.cc.ReloadState(ctx)
-				return cmd
+				return err
 			}
 			if !clusterRetries(err) {
-				return cmd
+				return err
 			}
 		}
 	}
-	return m.cc.Do(ctx, args...)
+	return m.cc.Process(ctx, cmd)
 }
 
 // scriptDoer is where a store sends its scripts: straight to the key's

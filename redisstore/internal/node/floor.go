@@ -26,6 +26,6 @@ func FloorScriptedGet(ctx context.Context, c redis.UniversalClient, storeKey str
 	_, _ = rand.Read(b[:])
 	l := store.Lease{Key: storeKey, Token: base64.RawURLEncoding.EncodeToString(b[:]), TTL: 10 * time.Second}
 	call := newScriptCall(scriptedGetScript, scriptedGetSource, 4)
-	v, err := run(ctx, c, call, recordArgs(l, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds())).Text()
+	v, err := run(ctx, c, call, recordArgs(l, l.TTL.Milliseconds(), fenceTTL(l.TTL).Milliseconds(), 0)).Text()
 	return []byte(v), err
 }

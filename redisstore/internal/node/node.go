@@ -48,6 +48,22 @@ var (
 	//go:embed lua/release_record.lua
 	releaseRecordLua    string
 	releaseRecordScript = redis.NewScript(releaseRecordLua)
+
+	// The lean scripts: the path of a lock nobody else wants, with numbers
+	// for fences (fence_number.lua goes ahead of each). What they leave to
+	// the scripts above, they answer with "again".
+	//go:embed lua/fence_number.lua
+	fenceNumberLua string
+
+	//go:embed lua/acquire_lean.lua
+	acquireLeanBody   string
+	acquireLeanLua    = fenceNumberLua + acquireLeanBody
+	acquireLeanScript = redis.NewScript(acquireLeanLua)
+
+	//go:embed lua/release_lean.lua
+	releaseLeanBody   string
+	releaseLeanLua    = fenceNumberLua + releaseLeanBody
+	releaseLeanScript = redis.NewScript(releaseLeanLua)
 )
 
 // fenceSuffix names a lock's fence counter: appended after the {hash tag},
@@ -91,9 +107,16 @@ type Node struct {
 	d     doer // where scripts go: c, or on a Cluster the key's master
 	boxed atomic.Pointer[boxedTTL]
 	acks  *replicaAcks // nil unless WithReplicaAcks
-	// resends: the client may resend an acquire (see mayResend), so a
-	// release leaves a cancel marker for the token (see Release).
+	// resends: the client may resend an acquire (see mayResend), so the
+	// release of a token whose acquire was resent leaves a cancel marker
+	// (see Release and resend.go).
 	resends bool
+	// resend is the client's retry setting, which sendAcquire follows;
+	// resent, the tokens it resent. markAlways: a client of a type whose
+	// resending the store cannot take over, so every release marks.
+	resend     resendPolicy
+	resent     *resentTokens
+	markAlways bool
 	// store.WakeAll: a release with nobody in line tells every listener anyway
 	// (a RedlockStore's node: its waiters do not queue).
 	wakeAll bool
@@ -107,7 +130,18 @@ func New(c redis.UniversalClient) *Node {
 		panic("reqlock: NewRedisStore: nil client")
 	}
 	warnIfIgnoresDeadlines(c)
-	return &Node{c: c, d: scriptDoer(c), resends: mayResend(c)}
+	n := &Node{c: c, d: scriptDoer(c), resends: mayResend(c), resent: &resentTokens{}}
+	var known bool
+	n.resend, known = resendPolicyOf(c)
+	n.markAlways = n.resends && !known
+	return n
+}
+
+// marks reports whether the release of token leaves its cancel marker: a
+// copy of its acquire may still be on its way. Acked acquires go in
+// pipelines, which go-redis resends on its own.
+func (s *Node) marks(token string) bool {
+	return s.resends && (s.markAlways || s.acks != nil || s.resent.has(token))
 }
 
 // Acquire implements store.Store: SET NX PX plus the fence, or the holder's PTTL.
@@ -123,11 +157,31 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool) (sto
 	if s.acks != nil {
 		a.fence, a.remaining, a.record, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
-		ttl, fttl := s.leaseArgs(l.TTL)
-		call, args := plainAcquire(l, ttl, fttl, withRecord)
-		a, err = acquireReply(run(ctx, s.d, call, args))
+		a, err = s.acquireLean(ctx, l, nil, withRecord)
 	}
 	return granted(l, a, err)
+}
+
+// acquireLean runs acquire_lean.lua, and acquire.lua when it answers
+// "again"; floor is RedlockStore's clock, or nil.
+func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (acquireAnswer, error) {
+	ttl, fttl := s.leaseArgs(l.TTL)
+	call, args := leanCall, acquireArgs(l, ttl, fttl, 1)
+	if withRecord {
+		call, args = leanRecordCall, recordArgs(l, ttl, fttl, 1)
+	}
+	if floor != nil {
+		args = append(args, floor)
+	}
+	a, err := acquireReply(s.sendAcquire(ctx, call, args, l.Token))
+	if !errors.Is(err, errAgain) {
+		return a, err
+	}
+	call, args = plainAcquire(l, ttl, fttl, withRecord)
+	if floor != nil {
+		args = append(args, floor)
+	}
+	return acquireReply(s.sendAcquire(ctx, call, args, l.Token))
 }
 
 // granted turns an acquire's answer into what the store.Store and store.Recorder
@@ -157,13 +211,14 @@ func (s *Node) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant,
 // record fewer replicas confirmed is ErrNotReplicated: the lock is released
 // all the same, but a failover may lose the record.
 func (s *Node) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+	marks := s.marks(token)
 	call, args := releaseRecordCall, append(evalArgs(8), key, key+recordSuffix, key+queueSuffix)
-	if s.resends {
+	if marks {
 		// As Release: a copy of the lock's own acquire may still land.
 		call, args = releaseRecordMarkerCall, append(args, cancelKey(key, token))
 	}
 	args = append(args, token, record, ceilMillis(retention))
-	if s.resends {
+	if marks {
 		args = append(args, releaseMarkerTTL.Milliseconds())
 	}
 	if s.acks != nil {
@@ -173,6 +228,7 @@ func (s *Node) ReleaseRecording(ctx context.Context, key, token string, record [
 	if err != nil {
 		return err
 	}
+	s.resent.forget(token) // answered: the marker is there if it was asked for
 	if n == 0 {
 		return store.ErrNotHeld
 	}
@@ -189,15 +245,15 @@ func acquireArgs(l store.Lease, ttl, fttl any, extra int) []any {
 // not wait in line, asking for the key's record too when withRecord.
 func plainAcquire(l store.Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
 	if withRecord {
-		return acquireRecordCall, recordArgs(l, ttl, fttl)
+		return acquireRecordCall, recordArgs(l, ttl, fttl, 1)
 	}
-	return acquireCall, acquireArgs(l, ttl, fttl, 0)
+	return acquireCall, acquireArgs(l, ttl, fttl, 1)
 }
 
 // recordArgs is acquire.lua's argument list that also asks for the key's
 // record: the record's key, last, is the ask (acquire_record.lua).
-func recordArgs(l store.Lease, ttl, fttl any) []any {
-	return append(evalArgs(7), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
+func recordArgs(l store.Lease, ttl, fttl any, extra int) []any {
+	return append(evalArgs(7+extra), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix,
 		l.Token, ttl, fttl)
 }
 
@@ -224,6 +280,9 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	}
 	switch v := v.(type) {
 	case string:
+		if v == "again" {
+			return a, errAgain
+		}
 		if a.fence, err = strconv.ParseUint(v, 10, 64); err == nil && a.fence > 0 {
 			return a, nil
 		}
@@ -255,6 +314,10 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	}
 	return acquireAnswer{}, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
 }
+
+// errAgain is acquire_lean.lua's answer when it leaves the attempt to
+// acquire.lua, having changed nothing.
+var errAgain = errors.New("reqlock: acquire: again, in full")
 
 // acquireAnswer is what one acquire.lua call said.
 type acquireAnswer struct {
@@ -352,16 +415,27 @@ func (s *Node) Cancel(ctx context.Context, l store.Lease) error {
 const releaseMarkerTTL = time.Minute
 
 // Release implements store.Store: compare the token, then hand the lock to the
-// next waiter in line, or DEL. Over a client that may resend commands, a
-// copy of the lock's own acquire may still be on its way, and would take the
-// lock again for nobody: then the release also leaves the token's cancel
-// marker, for releaseMarkerTTL. A client with MaxRetries: -1 spares that key.
+// next waiter in line, or DEL (release_lean.lua). When the lock's acquire
+// was sent more than once (see resend.go), a copy of it may still be on its
+// way, and would take the lock again for nobody: then the release
+// (release.lua) also leaves the token's cancel marker, for
+// releaseMarkerTTL.
 func (s *Node) Release(ctx context.Context, key, token string) error {
-	var marker time.Duration
-	if s.resends {
-		marker = releaseMarkerTTL
+	var cmd *redis.Cmd
+	if s.marks(token) {
+		cmd = s.release(ctx, key, token, releaseMarkerTTL, "")
+	} else {
+		all := any("")
+		if s.wakeAll {
+			all = "1"
+		}
+		cmd = run(ctx, s.d, leanReleaseCall, append(evalArgs(6), key, key+queueSuffix, key+fenceSuffix, token, handOffMs, all))
 	}
-	return releaseResult(s.release(ctx, key, token, marker, ""))
+	err := releaseResult(cmd)
+	if err == nil || errors.Is(err, store.ErrNotHeld) {
+		s.resent.forget(token) // answered: the marker is there if it was asked for
+	}
+	return err
 }
 
 // release runs release.lua: token's lock (or '~' + waiter's hand-off) is

@@ -17,15 +17,13 @@ import (
 // joins the node's line when it finds the lock taken. fence is 0 when the
 // lock is taken, and remaining then says for how long.
 func AcquireAbove(ctx context.Context, n *Node, l store.Lease, floor any, waiter string) (fence uint64, remaining time.Duration, err error) {
-	ttl, fttl := n.leaseArgs(l.TTL)
-	var call scriptCall
-	var args []any
+	var a acquireAnswer
 	if waiter == "" {
-		call, args = acquireCall, append(acquireArgs(l, ttl, fttl, 1), floor)
+		a, err = n.acquireLean(ctx, l, floor, false)
 	} else {
-		call, args = acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false)
+		ttl, fttl := n.leaseArgs(l.TTL)
+		a, err = acquireReply(n.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false), l.Token))
 	}
-	a, err := acquireReply(run(ctx, n.d, call, args))
 	return a.fence, a.remaining, err
 }
 

@@ -31,11 +31,18 @@ var (
 	// releaseMarkerCall is the same script, also leaving a cancel marker.
 	releaseMarkerCall = newScriptCall(releaseScript, releaseLua, 4)
 	ttlCall           = newScriptCall(ttlScript, ttlLua, 1)
+
+	// leanCall is acquire_lean.lua; leanRecordCall the same script, also
+	// asked for the key's record.
+	leanCall        = newScriptCall(acquireLeanScript, acquireLeanLua, 3)
+	leanRecordCall  = newScriptCall(acquireLeanScript, acquireLeanLua, 4)
+	leanReleaseCall = newScriptCall(releaseLeanScript, releaseLeanLua, 3)
 )
 
-// doer is what both a client and a pipeline can send a raw command through.
+// doer is where script calls go: a client, a pipeline, or a Cluster's
+// master for the key (masterDoer).
 type doer interface {
-	Do(ctx context.Context, args ...any) *redis.Cmd
+	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
 // evalArgs returns the argument list of a script call with its first three
@@ -48,11 +55,36 @@ func evalArgs(n int) []any { return make([]any, 3, 3+n) }
 // per-call copies of keys and arguments, since acquire and release are the
 // hot path. args comes from evalArgs.
 func run(ctx context.Context, c doer, sc scriptCall, args []any) *redis.Cmd {
+	return send(ctx, c, sc, args, false)
+}
+
+// send is run; with once, go-redis sends each command at most once and
+// leaves resending to the caller (see resend.go).
+func send(ctx context.Context, c doer, sc scriptCall, args []any, once bool) *redis.Cmd {
 	args[0], args[1], args[2] = "evalsha", sc.sha, sc.numKeys
-	cmd := c.Do(ctx, args...)
+	cmd := redis.NewCmd(ctx, args...)
+	_ = c.Process(ctx, cmder(cmd, once))
 	if replyIs(cmd.Err(), "NOSCRIPT") {
 		args[0], args[1] = "eval", sc.source
-		cmd = c.Do(ctx, args...)
+		cmd = redis.NewCmd(ctx, args...)
+		_ = c.Process(ctx, cmder(cmd, once))
+	}
+	return cmd
+}
+
+// onceCmd is a command that go-redis does not send again when its reply is
+// lost (NoRetry): the store decides that itself, and remembers it. One
+// pointer wide, it goes into an interface without an allocation.
+type onceCmd struct{ *redis.Cmd }
+
+// NoRetry implements redis.Cmder.
+func (onceCmd) NoRetry() bool { return true }
+
+// cmder is cmd as go-redis takes it: as a onceCmd when once, else as is, so
+// that hooks see the type they expect.
+func cmder(cmd *redis.Cmd, once bool) redis.Cmder {
+	if once {
+		return onceCmd{cmd}
 	}
 	return cmd
 }
@@ -75,7 +107,7 @@ func ScriptOf(args []any) string {
 		name string
 		call scriptCall
 	}{
-		{"acquire", acquireCall}, {"release", releaseCall}, {"extend", newScriptCall(extendScript, extendLua, 0)},
+		{"acquire", acquireCall}, {"acquire", leanCall}, {"release", releaseCall}, {"release", leanReleaseCall}, {"extend", newScriptCall(extendScript, extendLua, 0)},
 		{"ttl", ttlCall}, {"release_record", releaseRecordCall},
 	} {
 		if args[1] == sc.call.sha || args[1] == sc.call.source {
@@ -85,10 +117,11 @@ func ScriptOf(args []any) string {
 	return ""
 }
 
-// LoadScripts loads the acquire and release scripts on c ahead of use, so
+// LoadScripts loads the acquire and release scripts (lean and full) on c
+// ahead of use, so
 // that no NOSCRIPT retry sends one of them twice.
 func LoadScripts(ctx context.Context, c redis.Scripter) error {
-	for _, s := range []*redis.Script{acquireScript, releaseScript} {
+	for _, s := range []*redis.Script{acquireLeanScript, releaseLeanScript, acquireScript, releaseScript} {
 		if err := s.Load(ctx, c).Err(); err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, 
 		return s.acquire(ctx, l, withRecord)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	a, err := acquireReply(run(ctx, s.d, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord)))
+	a, err := acquireReply(s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord), l.Token))
 	return granted(l, a, err)
 }
 

@@ -1,0 +1,70 @@
+-- acquire_lean: take a lock that nobody else wants, and hand out its
+-- fencing token, in one round trip, doing no more than that path needs.
+-- Anything rare (our own token already there, a fence too large for a Lua
+-- number, an odd floor) it leaves untouched and answers 'again': the caller
+-- then sends acquire.lua, which handles every case. A waiter in line always
+-- sends acquire.lua.
+--
+-- KEYS[1]  the lock; its value is the holder's random token
+-- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
+-- KEYS[3]  the token's cancel marker (see release.lua)
+-- KEYS[4]  optional: the key's recorded result (see release_record.lua)
+-- ARGV[1]  the caller's random token
+-- ARGV[2]  the lease, in milliseconds
+-- ARGV[3]  the fence counter's lifetime, in milliseconds
+-- ARGV[4]  optional: the caller's clock in microseconds, used instead of
+--          the server's (RedlockStore, see acquire.lua)
+--
+-- Returns the fence when the lock is ours; minus the holder's remaining
+-- lease in milliseconds (0: no expiry set) when someone else holds it; the
+-- record, in a one-element array, when KEYS[4] is given and there; or
+-- 'again'.
+--
+-- fence_number.lua (exact, nextNumber, serverMicros) goes ahead of this.
+
+-- A key whose work was done already answers with its record, and nothing
+-- is taken.
+if KEYS[4] then
+  local record = redis.call('GET', KEYS[4])
+  if record then
+    return { record }
+  end
+end
+
+-- A floor that is not a plain number below 2^53: acquire.lua refuses it,
+-- or counts with it exactly.
+local now = ARGV[4]
+if now then
+  if not (exact(now) and now:match('^[1-9]%d*$')) then
+    return 'again'
+  end
+  now = tonumber(now)
+end
+
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  -- Our own token: a copy of this attempt got here first. acquire.lua
+  -- decides whether the lock is ours.
+  if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return 'again'
+  end
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl < 0 then
+    pttl = 0
+  end
+  return -pttl
+end
+
+-- The caller gave up on this very attempt and cleaned up before it landed
+-- (a delayed command): nobody is waiting for this lock.
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('DEL', KEYS[1])
+  return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
+end
+
+local fence = nextNumber(KEYS[2], now or serverMicros(), ARGV[3])
+if not fence then
+  -- Give the lock back untouched: acquire.lua takes it with exact digits.
+  redis.call('DEL', KEYS[1])
+  return 'again'
+end
+return fence

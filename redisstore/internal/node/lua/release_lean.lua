@@ -1,0 +1,63 @@
+-- release_lean: give the lock up only if it still holds our token, and
+-- hand it to the next waiter in line, in one round trip; release.lua
+-- without its rare parts (a cancel marker, a waiter leaving the line),
+-- for a release that needs neither.
+--
+-- KEYS[1]  the lock
+-- KEYS[2]  the key's line of waiters (see acquire.lua)
+-- KEYS[3]  the lock's fence counter (see fence_number.lua)
+-- ARGV[1]  the holder's token
+-- ARGV[2]  how long a hand-off waits to be claimed, in milliseconds
+-- ARGV[3]  '1': tell everyone in line and hand the lock to nobody
+--          (RedlockStore, see release.lua)
+--
+-- Returns 1 when the lock was ours and is passed on or gone, 0 when it was
+-- not ours, and that holder keeps it. Why the line and the hand-off work as
+-- they do: release.lua.
+--
+-- fence_number.lua (exact, nextNumber, serverMicros) goes ahead of this.
+
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+
+-- Nobody in line, the common case: the lock goes, and nobody is told.
+local head
+if ARGV[3] ~= '1' then
+  head = redis.call('LPOP', KEYS[2])
+  if not head then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+end
+
+-- Tell a waiter's instance, on its channel, the key, the waiter and the
+-- fence it is handed (none: it is not handed the lock).
+local function tell(waiter, fence)
+  local msg = KEYS[1] .. ' ' .. waiter
+  if fence then
+    msg = msg .. ' ' .. string.format('%.0f', fence)
+  end
+  local prefix = string.match(KEYS[1], '^[^{]*')
+  redis.call('PUBLISH', prefix .. 'wake:' .. string.match(waiter, '^[^/]*'), msg)
+end
+
+if head then
+  redis.call('SET', KEYS[1], '~' .. head, 'PX', ARGV[2])
+  local lifetime = math.max(redis.call('PTTL', KEYS[3]), 60000)
+  -- nil when the counter is too large for a number: then the head claims
+  -- the hand-off with acquire.lua, which counts in digits.
+  tell(head, nextNumber(KEYS[3], serverMicros(), lifetime))
+  return 1
+end
+
+-- ARGV[3]: everyone in line is told, nobody is handed the lock.
+redis.call('DEL', KEYS[1])
+local all = redis.call('LRANGE', KEYS[2], 0, -1)
+if #all > 0 then
+  redis.call('DEL', KEYS[2])
+  for _, waiter in ipairs(all) do
+    tell(waiter)
+  end
+end
+return 1
