@@ -63,12 +63,19 @@ func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	return next
 }
 
-// explain adds the last failed dial to err, a failure of the store, when no
+// explain marks an error of a closed client as store.ErrStoreClosed, on
+// every call, and adds the last failed dial to err, a failure of the store, when no
 // dial has succeeded since it: errors.Is then finds both the deadline and
 // the dial's cause (syscall.ECONNREFUSED, say). Answers of the store
 // (ErrNotHeld, ErrNotObtained) are left as they are.
 func (w *dialWatch) explain(err error) error {
 	if err == nil || errors.Is(err, store.ErrNotHeld) || errors.Is(err, store.ErrNotObtained) {
+		return err
+	}
+	if errors.Is(err, redis.ErrClosed) {
+		if !errors.Is(err, store.ErrStoreClosed) {
+			err = fmt.Errorf("%w: %w", store.ErrStoreClosed, err)
+		}
 		return err
 	}
 	f := w.last.Load()

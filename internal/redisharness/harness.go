@@ -1,8 +1,8 @@
-package storetest_test
-
-// The conformance runs of this repository's stores, each on real servers
-// started by the test. Each run belongs in its store's package; they sit
-// together here until the stores have packages of their own.
+// Package redisharness gives core/storetest the Redis stores of this
+// repository on real servers started for the test: one server, a Cluster,
+// a Sentinel set and five Redlock masters, each with the fault proxy under
+// the late-landing hook. Each store's package runs the suite with one.
+package redisharness
 
 import (
 	"context"
@@ -21,16 +21,10 @@ import (
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-func TestMemoryStoreConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{
-		New: func(testing.TB) core.Store { return core.NewMemoryStore() },
-	})
-}
-
-// A fresh redis-server per test, so that Writes counts that test's writes
-// alone.
-func TestRedisStoreConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{
+// Single is one redis-server per test, so that Writes counts that test's
+// writes alone.
+func Single() storetest.Harness {
+	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			c := redistest.Start(t).Client(t)
 			s := core.NewRedisStore(c)
@@ -50,14 +44,14 @@ func TestRedisStoreConformance(t *testing.T) {
 		},
 		Writes: writes,
 		Close:  closeClients,
-	})
+	}
 }
 
-// One Cluster of three masters for the whole run, a client of its own for
-// each test; Slow reaches each master through a proxy of its own.
-func TestRedisClusterConformance(t *testing.T) {
-	cl := redistest.StartCluster(t, 3)
-	storetest.Run(t, storetest.Harness{
+// Cluster is one Cluster of three masters for the whole run, a client of
+// its own for each test; Slow reaches each master through a proxy of its own.
+func Cluster(run *testing.T) storetest.Harness {
+	cl := redistest.StartCluster(run, 3)
+	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			cc := cl.Client(t)
 			return closable(t, core.NewRedisStore(cc), cc)
@@ -77,15 +71,15 @@ func TestRedisClusterConformance(t *testing.T) {
 				return holdNext(t, []*faultproxy.Proxy{proxies[owner.Addr]}, []redis.UniversalClient{owner.Client(t)})
 			}}
 		},
-	})
+	}
 }
 
-// One Sentinel set (master, replica, three sentinels) for the whole run, a
-// failover client of its own for each test; Slow reaches the data servers
+// Sentinel is one Sentinel set (master, replica, three sentinels) for the
+// whole run, a failover client of its own for each test; Slow reaches the data servers
 // through proxies.
-func TestRedisSentinelConformance(t *testing.T) {
-	sn := redistest.StartSentinel(t)
-	storetest.Run(t, storetest.Harness{
+func Sentinel(run *testing.T) storetest.Harness {
+	sn := redistest.StartSentinel(run)
+	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			c := sn.Client(t)
 			return closable(t, core.NewRedisStore(c), c)
@@ -108,14 +102,14 @@ func TestRedisSentinelConformance(t *testing.T) {
 				return holdNext(t, []*faultproxy.Proxy{proxies[master.Addr]}, []redis.UniversalClient{master.Client(t)})
 			}}
 		},
-	})
+	}
 }
 
-// Redlock over five masters for the whole run; Slow is five more, each
+// Redlock is five masters for the whole run; Slow is five more, each
 // behind a proxy, all of whose copies of a command are held.
-func TestRedlockStoreConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{
-		New:   sharedRedlock(t),
+func Redlock(run *testing.T) storetest.Harness {
+	return storetest.Harness{
+		New:   sharedRedlock(run),
 		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
 			var proxies []*faultproxy.Proxy
@@ -138,7 +132,7 @@ func TestRedlockStoreConformance(t *testing.T) {
 			"lines/locker-served-in-turn": "a Redlock release tells every waiter, and the fastest wins",
 			"inspect/handed-off":          "a Redlock release hands the lock to nobody",
 		},
-	})
+	}
 }
 
 // sharedRedlock starts five masters once, on the first New, for the run;
