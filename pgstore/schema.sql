@@ -66,7 +66,8 @@ $$;
 -- taken, and refused it joins the line (kept for p_keep_ms). p_record asks
 -- for the key's record first.
 --
--- o_status 1: taken, with o_fence. 0: held by someone else for
+-- o_status 1: taken, with o_fence, o_remaining_ms waiters still in line
+-- (0 on the fast path). 0: held by someone else for
 -- o_remaining_ms; o_fence is the last fence handed out. 2: the key's record
 -- (o_record), nothing taken. 3: this very acquire was cancelled before it
 -- landed; nothing taken.
@@ -138,11 +139,15 @@ BEGIN
       v_until := r.expires;
     END IF;
     f := nextval('reqlock_fence');
-    UPDATE reqlock_locks SET token = p_token, expires = v_until, fence = f,
-      line = CASE WHEN p_waiter IS NULL THEN v_line ELSE array_remove(v_line, p_waiter) END
+    IF p_waiter IS NOT NULL THEN
+      v_line := array_remove(v_line, p_waiter);
+    END IF;
+    UPDATE reqlock_locks SET token = p_token, expires = v_until, fence = f, line = v_line
       WHERE key = p_key;
     o_status := 1;
     o_fence := f;
+    -- How many still wait: the release will have someone to hand to.
+    o_remaining_ms := cardinality(v_line);
     RETURN;
   END IF;
   -- Taken: a waiter joins the line, once, unless this attempt was

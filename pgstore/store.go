@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,12 @@ type Store struct {
 	opts options
 
 	nextSweep atomic.Int64 // unix nanoseconds; the next release at or after it sweeps
+
+	// lined is the keys granted here with waiters still in line: their
+	// release goes straight to the function, which hands the lock on,
+	// instead of trying the fast path's delete first.
+	lined  sync.Map
+	nLined atomic.Int64
 
 	keyerOnce sync.Once
 	keyer     *core.Locker // builds store keys for Guard; it never locks
@@ -156,6 +163,9 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withR
 	}
 	switch status {
 	case statusGranted:
+		if deref(remaining) > 0 {
+			s.contend(l.Key)
+		}
 		return core.Grant{Fence: uint64(deref(fence)), Validity: contract.Validity(l.TTL)}, nil, nil
 	case statusRecord:
 		if record == nil { // an empty record is a record
@@ -221,7 +231,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 // leaving takes a waiter out of the line first.
 func (s *Store) release(ctx context.Context, key, token string, marker *int64, leaving *string) error {
 	sweep := s.sweep()
-	if marker == nil && leaving == nil && sweep == 0 {
+	if marker == nil && leaving == nil && sweep == 0 && !s.contended(key, token) {
 		tag, err := s.pool.Exec(ctx, freeSQL, key, token)
 		if err != nil {
 			return s.wrap("release", err)
@@ -264,4 +274,27 @@ func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, erro
 		return 0, s.wrap("ttl", err)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// maxLined bounds lined: a lock that is never released (its holder died)
+// leaves its key there, and the hint is only worth a round trip.
+const maxLined = 4096
+
+// contend notes that key was granted with waiters in line.
+func (s *Store) contend(key string) {
+	if _, loaded := s.lined.LoadOrStore(key, struct{}{}); !loaded && s.nLined.Add(1) > maxLined {
+		s.lined.Clear()
+		s.nLined.Store(0)
+	}
+}
+
+// contended reports whether a release of token's lock on key likely has
+// a waiter to hand to: the lock was handed over to a waiter (its token
+// says so), or granted with others in line.
+func (s *Store) contended(key, token string) bool {
+	if _, ok := s.lined.LoadAndDelete(key); ok {
+		s.nLined.Add(-1)
+		return true
+	}
+	return strings.HasPrefix(token, "~")
 }
