@@ -4,9 +4,14 @@
 // came back. Then, with replay on, a client that times out and retries
 // gets the order the first run made, and the handler runs once.
 //
-//	go run ./examples/demo                                   # memory store
-//	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/demo
-//	go run ./examples/demo -metrics                          # and print reqlock's metrics
+// It is a module of its own (pgx is its dependency, not reqlock's); run it
+// from its directory:
+//
+//	cd examples/demo
+//	go run .                                   # memory store
+//	REDIS_URL=redis://127.0.0.1:6379/0 go run .
+//	DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres go run .
+//	go run . -metrics                          # and print reqlock's metrics
 package main
 
 import (
@@ -20,7 +25,6 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/examples/internal/storeenv"
 	"github.com/reqlock/reqlock/httplock"
 )
 
@@ -47,7 +51,7 @@ func main() {
 	printMetrics := flag.Bool("metrics", false, "record reqlock's OpenTelemetry metrics and print them at the end")
 	flag.Parse()
 
-	store, which, closeStore, err := storeenv.Open()
+	store, which, closeStore, err := openStore()
 	if err != nil {
 		log.Fatal(err)
 	}
