@@ -50,19 +50,14 @@ var (
 	releaseRecordScript = redis.NewScript(releaseRecordLua)
 
 	// The lean scripts: the path of a lock nobody else wants, with numbers
-	// for fences (fence_number.lua goes ahead of each). What they leave to
-	// the scripts above, they answer with "again".
-	//go:embed lua/fence_number.lua
-	fenceNumberLua string
-
+	// for fences. What they leave to the scripts above, they answer with
+	// "again".
 	//go:embed lua/acquire_lean.lua
-	acquireLeanBody   string
-	acquireLeanLua    = fenceNumberLua + acquireLeanBody
+	acquireLeanLua    string
 	acquireLeanScript = redis.NewScript(acquireLeanLua)
 
 	//go:embed lua/release_lean.lua
-	releaseLeanBody   string
-	releaseLeanLua    = fenceNumberLua + releaseLeanBody
+	releaseLeanLua    string
 	releaseLeanScript = redis.NewScript(releaseLeanLua)
 )
 

@@ -20,7 +20,12 @@
 -- record, in a one-element array, when KEYS[4] is given and there; or
 -- 'again'.
 --
--- fence_number.lua (exact, nextNumber, serverMicros) goes ahead of this.
+-- The fence is the larger of the last one + 1 and the clock in
+-- microseconds, for the reasons fence.lua gives, counted here in Lua
+-- numbers: doubles, exact below 2^53, which a clock in microseconds stays
+-- under until the year 2255. A counter or floor at or above 2^53 - 1 is
+-- left to fence.lua's digits. Nothing is defined as a function: on this
+-- path every closure the server builds, each run, costs as much as a call.
 
 -- A key whose work was done already answers with its record, and nothing
 -- is taken.
@@ -35,7 +40,7 @@ end
 -- or counts with it exactly.
 local now = ARGV[4]
 if now then
-  if not (exact(now) and now:match('^[1-9]%d*$')) then
+  if not ((#now < 16 or (#now == 16 and now < '9007199254740991')) and now:match('^[1-9]%d*$')) then
     return 'again'
   end
   now = tonumber(now)
@@ -61,10 +66,28 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
 end
 
-local fence = nextNumber(KEYS[2], now or serverMicros(), ARGV[3])
-if not fence then
-  -- Give the lock back untouched: acquire.lua takes it with exact digits.
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+-- Store now and read the last fence in one call (SET ... GET): with no
+-- counter (a one-off key, a restart without persistence) or one behind the
+-- clock, that is all.
+local last = redis.call('SET', KEYS[2], now, 'PX', ARGV[3], 'GET')
+if not last then
+  return now
+end
+if #last > 15 and (#last > 16 or last >= '9007199254740991') then
+  -- Too large for a number: put the counter back, give the lock back, and
+  -- let acquire.lua count in digits.
+  redis.call('SET', KEYS[2], last, 'PX', ARGV[3])
   redis.call('DEL', KEYS[1])
   return 'again'
 end
-return fence
+last = tonumber(last)
+if last < now then
+  return now
+end
+-- Handed out faster than the clock ticks, or the clock stepped back.
+redis.call('SET', KEYS[2], last + 1, 'PX', ARGV[3])
+return last + 1

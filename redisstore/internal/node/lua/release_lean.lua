@@ -5,7 +5,7 @@
 --
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's line of waiters (see acquire.lua)
--- KEYS[3]  the lock's fence counter (see fence_number.lua)
+-- KEYS[3]  the lock's fence counter (see acquire_lean.lua)
 -- ARGV[1]  the holder's token
 -- ARGV[2]  how long a hand-off waits to be claimed, in milliseconds
 -- ARGV[3]  '1': tell everyone in line and hand the lock to nobody
@@ -14,8 +14,6 @@
 -- Returns 1 when the lock was ours and is passed on or gone, 0 when it was
 -- not ours, and that holder keeps it. Why the line and the hand-off work as
 -- they do: release.lua.
---
--- fence_number.lua (exact, nextNumber, serverMicros) goes ahead of this.
 
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -44,10 +42,22 @@ end
 
 if head then
   redis.call('SET', KEYS[1], '~' .. head, 'PX', ARGV[2])
+  -- The next fence, as acquire_lean.lua counts it, for the head.
   local lifetime = math.max(redis.call('PTTL', KEYS[3]), 60000)
-  -- nil when the counter is too large for a number: then the head claims
-  -- the hand-off with acquire.lua, which counts in digits.
-  tell(head, nextNumber(KEYS[3], serverMicros(), lifetime))
+  local t = redis.call('TIME')
+  local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local last = redis.call('SET', KEYS[3], fence, 'PX', lifetime, 'GET')
+  if last and #last > 15 and (#last > 16 or last >= '9007199254740991') then
+    -- Too large for a number: the counter goes back, and the head, told
+    -- without a fence, claims the hand-off with acquire.lua, which counts
+    -- in digits.
+    redis.call('SET', KEYS[3], last, 'PX', lifetime)
+    fence = nil
+  elseif last and tonumber(last) >= fence then
+    fence = tonumber(last) + 1
+    redis.call('SET', KEYS[3], fence, 'PX', lifetime)
+  end
+  tell(head, fence)
   return 1
 end
 
