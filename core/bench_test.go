@@ -60,7 +60,8 @@ func cycles(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.
 // three interleaved and reports the ratios directly.
 func BenchmarkCycle(b *testing.B) {
 	ctx := context.Background()
-	c := redistest.Start(b).Client(b)
+	srv := redistest.Start(b)
+	c := srv.Client(b)
 	l := newLocker(core.NewRedisStore(c))
 	c.Ping(ctx) // connect and load nothing into the timings
 	on := func(id string) func(*testing.B) []benchratio.Cycle {
@@ -69,7 +70,30 @@ func BenchmarkCycle(b *testing.B) {
 
 	benchratio.Each(b, "redis/sequential/", on("k"))
 	b.Run("redis/sequential/ratio", func(b *testing.B) {
-		benchratio.Ratios(b, on("k")(b)...)
+		cy := on("k")(b)
+		benchratio.Ratios(b, cy...)
+		reportServerTime(b, c, cy[0].Run, cy[2].Run)
+	})
+
+	// The twin: the client a user makes from the README's first Redis
+	// example, go-redis's defaults (MaxRetries 3 among them) plus what the
+	// README asks to set. The test helpers' client (MaxRetries -1) never
+	// resends; this one may, and the store must not make every release pay
+	// for that.
+	readme := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	b.Cleanup(func() { _ = readme.Close() })
+	readme.Ping(ctx)
+	rl := newLocker(core.NewRedisStore(readme))
+	b.Run("redis/readme/ratio", func(b *testing.B) {
+		cy := cycles(ctx, b, readme, rl, "r")
+		benchratio.Ratios(b, cy...)
+		reportServerTime(b, readme, cy[0].Run, cy[2].Run)
+	})
+	b.Run("redis/readme/reqlock", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			lockCycle(ctx, b, rl, "r")
+		}
 	})
 	var n atomic.Int64
 	for i, cy := range on("k")(b) {
