@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,9 +24,12 @@ import (
 // timeout). Read
 // reqlock against floor (and scripted-floor: SET NX PX sent as a script)
 // from the same run; on two cores five servers make the floor itself several
-// times the single-node one. There is no interleaved ratio line here: the
-// store answers once a quorum has, and the two slower nodes' calls would
-// then run on into the floor's timing and flatter reqlock.
+// times the single-node one.
+//
+// The ratio line times the floor and reqlock in turn. The store answers
+// once a quorum has, and the two slower nodes' calls would then run on into
+// the floor's timing and flatter reqlock; so after each reqlock cycle, off
+// the clock, it waits for those calls to end (settle).
 func BenchmarkRedlockCycle(b *testing.B) {
 	ctx := context.Background()
 	servers := redistest.StartN(b, 5)
@@ -51,21 +55,56 @@ func BenchmarkRedlockCycle(b *testing.B) {
 			}
 		}
 	}
+	reqlockCycle := func(b *testing.B) func() {
+		return func() {
+			lk, err := l.TryObtain(ctx, "k")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := lk.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	benchratio.Each(b, "", func(b *testing.B) []benchratio.Cycle {
 		return []benchratio.Cycle{
 			{Name: "floor", Run: floorCycle(b, redisfloor.SetNX)},
 			{Name: "scripted-floor", Run: floorCycle(b, redisfloor.ScriptedSetNX)},
-			{Name: "reqlock", Run: func() {
-				lk, err := l.TryObtain(ctx, "k")
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := lk.Release(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}},
+			{Name: "reqlock", Run: reqlockCycle(b)},
 		}
 	})
+	b.Run("ratio", func(b *testing.B) {
+		floor, cycle := floorCycle(b, redisfloor.SetNX), reqlockCycle(b)
+		var spentFloor, spentReqlock time.Duration
+		for b.Loop() {
+			start := time.Now()
+			floor()
+			spentFloor += time.Since(start)
+			start = time.Now()
+			cycle()
+			spentReqlock += time.Since(start)
+			b.StopTimer()
+			settle(b, ctx, clients)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(spentFloor)/float64(b.N), "floor-ns")
+		b.ReportMetric(float64(spentReqlock)/float64(b.N), "reqlock-ns")
+		b.ReportMetric(float64(spentReqlock)/float64(spentFloor), "reqlock/floor")
+	})
+}
+
+// settle lets the node calls the store stopped waiting for end (they take a
+// round trip or two), then pings every node at once, so that the floor that
+// comes next finds them as awake as reqlock finds them after the floor.
+func settle(b *testing.B, ctx context.Context, clients []redis.UniversalClient) {
+	time.Sleep(2 * time.Millisecond)
+	for _, err := range fanOutFloor(ctx, clients, func(ctx context.Context, c redis.UniversalClient) error {
+		return c.Ping(ctx).Err()
+	}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // fanOutFloor runs call on every client at once, each bounded by the
