@@ -89,3 +89,14 @@ func FuzzIdempotencyKey(f *testing.F) {
 		agree(t, v, efn, c, hfn, c.Request())
 	})
 }
+
+func FuzzStrictIdempotencyKey(f *testing.F) {
+	for _, s := range []string{`"k"`, `k`, `""`, `"k";a=1`} {
+		f.Add(s)
+	}
+	efn, hfn := echo5lock.StrictIdempotencyKey(), httplock.StrictIdempotencyKey()
+	f.Fuzz(func(t *testing.T, v string) {
+		c := echotest.ContextConfig{Headers: http.Header{httplock.HeaderIdempotencyKey: {v}}}.ToContext(t)
+		agree(t, v, efn, c, hfn, c.Request())
+	})
+}

@@ -92,6 +92,22 @@ func FuzzIdempotencyKey(f *testing.F) {
 	})
 }
 
+func FuzzStrictIdempotencyKey(f *testing.F) {
+	for _, s := range []string{`"k"`, `k`, `""`, `"k";a=1`} {
+		f.Add(s)
+	}
+	fn := echolock.StrictIdempotencyKey()
+	f.Fuzz(func(t *testing.T, v string) {
+		c := testContext()
+		c.Request().Header[httplock.HeaderIdempotencyKey] = []string{v}
+		k, err := fn(c)
+		want, werr := httplock.ParseIdempotencyKey(v) // the draft's quoted form only
+		if k != want || (err == nil) != (werr == nil) {
+			t.Fatalf("%q: %q, %v; want %q, %v", v, k, err, want, werr)
+		}
+	})
+}
+
 // sameErr reports whether an adapter's extractor failed as httplock's did.
 func sameErr(got, want error) bool {
 	return (got == nil) == (want == nil) && (want == nil || errors.Is(got, want) || got.Error() == want.Error())

@@ -97,6 +97,17 @@ func FuzzFromContext(f *testing.F) {
 
 type numKey struct{}
 
+// printableASCII reports whether s is all printable ASCII: what an
+// sf-string can hold.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // quote writes s as an sf-string.
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
@@ -119,6 +130,16 @@ func FuzzIdempotencyKey(f *testing.F) {
 			}
 			if again, err := httplock.ParseIdempotencyKey(quote(k)); again != k || err != nil {
 				t.Fatalf("re-quoted %q parses to %q, %v", k, again, err)
+			}
+			// What the draft's form says, the lenient parse says too.
+			if lk, err := httplock.ParseIdempotencyKeyLenient(v); lk != k || err != nil {
+				t.Fatalf("lenient parse of %q: %q, %v; strict: %q", v, lk, err, k)
+			}
+		}
+		// A key the lenient parse takes plain is the same key quoted.
+		if lk, err := httplock.ParseIdempotencyKeyLenient(v); err == nil && printableASCII(lk) {
+			if again, err := httplock.ParseIdempotencyKeyLenient(quote(lk)); again != lk || err != nil {
+				t.Fatalf("%q is %q plain, but %q, %v quoted", v, lk, again, err)
 			}
 		}
 		// Any printable text survives quoting.
