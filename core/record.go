@@ -159,3 +159,20 @@ func (lk *Lock) releaseRecording(ctx context.Context, record []byte, retention t
 	}
 	return err
 }
+
+// ErrNoDurability is returned by Locker.RecordsDurable when the store
+// cannot tell whether its records survive a restart (it does not implement
+// Durability).
+var ErrNoDurability = errors.New("reqlock: the store cannot tell whether its records survive a restart (it does not implement core.Durability)")
+
+// RecordsDurable asks l's store whether its records survive a restart of
+// the store itself (see Durability), so that a caller that replays records
+// can warn at start-up when they will not. ErrNoDurability when the store
+// cannot tell.
+func (l *Locker) RecordsDurable(ctx context.Context) (durable bool, detail string, err error) {
+	d, ok := l.store.(Durability)
+	if !ok {
+		return false, "", ErrNoDurability
+	}
+	return d.RecordsDurable(ctx)
+}

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -41,5 +42,18 @@ func TestRecordsDurableRenamedConfig(t *testing.T) {
 	_, _, err := core.NewRedisStore(srv.Client(t)).RecordsDurable(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "CONFIG GET appendonly") {
 		t.Fatalf("err = %v, want the CONFIG GET failure", err)
+	}
+}
+
+// The Locker passes the question to its store, and says when the store
+// cannot tell.
+func TestLockerRecordsDurable(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, "--appendonly", "yes")
+	if durable, _, err := core.NewLocker(core.NewRedisStore(srv.Client(t))).RecordsDurable(ctx); err != nil || !durable {
+		t.Fatalf("Redis with AOF: %v, %v; want durable", durable, err)
+	}
+	if _, _, err := core.NewLocker(core.NewMemoryStore()).RecordsDurable(ctx); !errors.Is(err, core.ErrNoDurability) {
+		t.Fatalf("memory store: %v, want ErrNoDurability", err)
 	}
 }

@@ -2,6 +2,7 @@ package httplock
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -41,8 +42,8 @@ func startUpLog(t *testing.T, locker *core.Locker, middlewares int) string {
 func TestReplayWarnsOfRecordsLostOnRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	locker := core.NewLocker(core.NewRedisStore(srv.Client(t)))
-	if _, ok := durabilityOf(locker); !ok {
-		t.Fatal("the Redis store's durability cannot be asked through the Locker")
+	if _, _, err := locker.RecordsDurable(context.Background()); err != nil {
+		t.Fatalf("the Redis store's durability cannot be asked through the Locker: %v", err)
 	}
 	logs := startUpLog(t, locker, 3)
 	if n := strings.Count(logs, "level=WARN"); n != 1 || !strings.Contains(logs, "reqlock.reason="+reasonRecordsNotDurable) ||
@@ -81,5 +82,14 @@ func TestNoDurabilityCheckWithoutReplay(t *testing.T) {
 	<-e.durabilityChecked // closed at once
 	if buf.Len() != 0 {
 		t.Fatalf("logged without replay:\n%s", buf.String())
+	}
+}
+
+// A store that cannot tell (the memory store) is not asked, and nothing is
+// said.
+func TestReplayQuietWhenStoreCannotTell(t *testing.T) {
+	logs := startUpLog(t, core.NewLocker(core.NewMemoryStore()), 1)
+	if logs != "" {
+		t.Fatalf("want no warning from a store that cannot tell, got:\n%s", logs)
 	}
 }
