@@ -24,8 +24,9 @@
 -- microseconds, for the reasons fence.lua gives, counted here in Lua
 -- numbers: doubles, exact below 2^53, which a clock in microseconds stays
 -- under until the year 2255. A counter or floor at or above 2^53 - 1 is
--- left to fence.lua's digits. Nothing is defined as a function: on this
--- path every closure the server builds, each run, costs as much as a call.
+-- left to fence.lua's digits. Nothing is defined as a function: the server
+-- would build each one anew on every run, and three of them cost it about
+-- what one more call does.
 
 -- A key whose work was done already answers with its record, and nothing
 -- is taken.
