@@ -61,12 +61,47 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			}
 			continue
 		}
-		if err != nil {
+		if err != nil && waiter != "" && !errors.Is(err, core.ErrNotObtained) && ctx.Err() == nil && s.c.Ctx().Err() == nil {
+			// A waiter keeps its place through a failed attempt (a leader
+			// change, say) once the attempt is known to take nothing: it
+			// is cancelled here, as the Locker would, and the waiter told
+			// to wait on. Lines are what a leader change must not break.
+			if s.voidAttempt(ctx, l) {
+				return core.Grant{}, nil, &core.NotObtainedError{}
+			}
+		}
+		if err != nil && !errors.Is(err, core.ErrNotObtained) {
 			return core.Grant{}, nil, s.failure("acquire", err)
 		}
-		return g, rec, nil
+		return g, rec, err
 	}
 }
+
+// voidAttempt cancels the attempt of l whose outcome is unknown, trying
+// for a few seconds at most (an election takes about one), and reports
+// whether it is now known to hold nothing.
+func (s *Store) voidAttempt(ctx context.Context, l core.Lease) bool {
+	deadline := time.Now().Add(voidPatience)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := s.Cancel(cctx, l)
+		cancel()
+		if err == nil || errors.Is(err, core.ErrNotHeld) {
+			return true
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// voidPatience bounds voidAttempt.
+const voidPatience = 3 * time.Second
+
+// leaseReadTimeout bounds the read of a holder's lease that a refused
+// acquire makes to say how long the holder's lease runs.
+const leaseReadTimeout = 250 * time.Millisecond
 
 // forceRenewal makes keepAlive renew however fresh the lease is.
 const forceRenewal = time.Duration(1<<63 - 1)
@@ -154,10 +189,14 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 	}
 	taken := &core.NotObtainedError{}
 	if holder != nil {
-		// Best effort: a holder whose lease cannot be read is still one.
-		if left, err := s.leaseLeft(ctx, clientv3.LeaseID(holder.Lease)); err == nil {
+		// Best effort, and brief: a holder whose lease cannot be read is
+		// still one. (etcd 3.4 forwards the read to the leader over its
+		// peer link, which a partition may have cut.)
+		lctx, cancel := context.WithTimeout(ctx, leaseReadTimeout)
+		if left, err := s.leaseLeft(lctx, clientv3.LeaseID(holder.Lease)); err == nil {
 			taken.Remaining = left
 		}
+		cancel()
 	}
 	return core.Grant{}, nil, taken
 }

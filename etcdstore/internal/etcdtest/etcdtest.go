@@ -298,8 +298,13 @@ func (m *Member) signal(s syscall.Signal) {
 	}
 }
 
-// Partition cuts the member off, clients and peers alike: its proxies
-// reset what is open and refuse new connections. It needs WithProxy.
+// Partition cuts every connection to the member, from clients and peers
+// alike: its proxies reset what is open and refuse new connections. What
+// the member dials itself still goes out, as in a one-way partition: etcd
+// peers read each other's messages on connections they dial, so a member
+// cut off this way may still hear the others while nobody can reach it
+// (requests a follower forwards to it over the peer link, say). It needs
+// WithProxy.
 func (m *Member) Partition() {
 	if m.peerProxy == nil {
 		m.c.t.Fatalf("etcdtest: Partition needs a cluster started WithProxy")
