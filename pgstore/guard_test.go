@@ -3,8 +3,11 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/reqlock/reqlock/core"
 )
@@ -137,5 +140,58 @@ func TestGuardWithPrefix(t *testing.T) {
 	// Another Store value over the same pool, told of the prefix.
 	if err := pgstoreWithPrefix(pool, "shop:").Guard(ctx, tx, lk); err != nil {
 		t.Fatalf("Guard with the Locker's prefix: %v", err)
+	}
+}
+
+// QueueGuard's check runs in the caller's batch: a lock no longer held
+// fails the batch with ErrNotHeld, and the transaction rolls back with the
+// write queued after it.
+func TestQueueGuard(t *testing.T) {
+	s, pool := open(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, "CREATE TABLE acct (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	l := core.NewLocker(s, core.WithTTL(200*time.Millisecond), core.WithoutWatchdog())
+	lk, err := l.TryObtain(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func() error {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		var b pgx.Batch
+		if err := s.QueueGuard(&b, lk); err != nil {
+			return err
+		}
+		b.Queue("INSERT INTO acct VALUES (1)")
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	if err := write(); err != nil {
+		t.Fatalf("a batch under a held lock: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond) // the lease runs out
+	if err := write(); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("a batch under a lapsed lock: %v, want ErrNotHeld", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM acct").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d rows (%v), want only the first write's", n, err)
+	}
+}
+
+// Records are as durable as the server's writes: the tests' server runs
+// with fsync off, and says so.
+func TestRecordsDurable(t *testing.T) {
+	s, _ := open(t)
+	durable, detail, err := s.RecordsDurable(context.Background())
+	if err != nil || durable || !strings.Contains(detail, "fsync=off") {
+		t.Fatalf("RecordsDurable on a server without fsync: %v, %q, %v", durable, detail, err)
 	}
 }
