@@ -189,16 +189,6 @@ BEGIN
   IF p_sweep > 0 THEN
     PERFORM reqlock_sweep(p_sweep);
   END IF;
-  IF p_marker_ms IS NULL AND p_leaving IS NULL THEN
-    -- Nobody in line and nothing cancelled: the whole release is this
-    -- delete.
-    DELETE FROM reqlock_locks WHERE key = p_key AND token = p_token AND expires > clock_timestamp()
-      AND (line_until <= clock_timestamp() OR cardinality(reqlock_locks.line) = 0)
-      AND cancels_until <= clock_timestamp();
-    IF FOUND THEN
-      RETURN true;
-    END IF;
-  END IF;
   LOOP
     SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
     EXIT WHEN FOUND;
