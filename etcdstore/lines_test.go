@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/etcdstore"
 	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Waiters on different Lockers (instances) are served in the order they
@@ -81,14 +82,14 @@ func TestWaiterWithExpiredLeaseStops(t *testing.T) {
 	skey, _ := holder.StoreKey("k")
 	var leaseID int64
 	eventually(t, 10*time.Second, "waiter in line", func() bool {
-		r, err := cli.Get(ctx, skey+"/line/", clientv3WithPrefix()...)
+		r, err := cli.Get(ctx, skey+"/line/", clientv3.WithPrefix())
 		if err != nil || len(r.Kvs) == 0 {
 			return false
 		}
 		leaseID = r.Kvs[0].Lease
 		return true
 	})
-	if _, err := cli.Revoke(ctx, clientv3LeaseID(leaseID)); err != nil {
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(leaseID)); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -22,11 +22,11 @@ type Store struct {
 
 	markerTTL time.Duration
 
-	leases     leases // the locks'
-	lineLeases leases // the waiters'
-	pools  expiringPools // leases of records and cancel markers
-	held   heldLocks     // token → lock, for Guard
-	lines  lines         // this process's waiters and their watches
+	leases     leases        // the locks'
+	lineLeases leases        // the waiters'
+	pools      expiringPools // leases of records and cancel markers
+	held       heldLocks     // token → lock, for Guard
+	lines      lines         // this process's waiters and their watches
 }
 
 // Option configures a Store.
