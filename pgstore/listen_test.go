@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,38 @@ func TestWaiterWokenAfterReconnect(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter was not woken by the release after its connection came back")
+	}
+}
+
+// A key too long for a notification still wakes its waiter: by name, for
+// whatever key it waits for.
+func TestLongKeyWakesItsWaiter(t *testing.T) {
+	s, _ := open(t)
+	ctx := context.Background()
+	woken := make(chan [2]string, 4)
+	sub := s.Subscribe("reqlock:", "inst", func(key, waiter string) { woken <- [2]string{key, waiter} })
+	done, err := sub.Hold(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	key := "reqlock:{" + strings.Repeat("k", 9000) + "}"
+	holder := core.Lease{Key: key, Token: "h", TTL: time.Minute}
+	if _, err := s.Acquire(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.AcquireQueued(ctx, core.Lease{Key: key, Token: "~inst/w", TTL: time.Minute}, "inst/w", false); err == nil {
+		t.Fatal("the waiter took a held key")
+	}
+	if err := s.Release(ctx, key, "h"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-woken:
+		if w != [2]string{core.WakeAll, "inst/w"} {
+			t.Fatalf("woken %v, want the waiter by name for any key", w)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter of a long key was not woken")
 	}
 }
