@@ -154,11 +154,22 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		}
 		if !r.Succeeded {
 			kvs := r.Responses[0].GetResponseRange().Kvs
-			if len(kvs) > 0 {
-				// Never nil, even when empty: nil says there is none.
-				return core.Grant{}, append([]byte{}, kvs[0].Value...), nil
+			if len(kvs) == 0 {
+				return core.Grant{}, nil, errors.New("etcdstore: the record vanished inside a transaction")
 			}
-			return core.Grant{}, nil, errors.New("etcdstore: the record vanished inside a transaction")
+			rec, live := decodeRecord(kvs[0].Value, time.Now())
+			if live {
+				return core.Grant{}, rec, nil
+			}
+			// Past its retention, its lease not yet run out: drop it, if
+			// it is still that one, and try again.
+			if _, err := s.c.Txn(reqCtx(ctx)).
+				If(clientv3.Compare(clientv3.ModRevision(rk), "=", kvs[0].ModRevision)).
+				Then(clientv3.OpDelete(rk)).
+				Commit(); err != nil {
+				return core.Grant{}, nil, err
+			}
+			return s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
 		}
 	} else {
 		r, err = s.c.Txn(reqCtx(ctx)).If(cond...).Then(take...).Else(refused...).Commit()
@@ -173,7 +184,7 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		succeeded, resps = t.Succeeded, t.Responses
 	}
 	if succeeded {
-		s.held.add(l.Token, key, rev, ls)
+		s.held.add(l.Token, key, rev, ls, l.TTL, start)
 		if waiter != "" {
 			s.lines.done(waiter)
 		}

@@ -99,7 +99,12 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 			out[i].Err = core.ErrNotHeld
 		}
 		if out[i].Err == nil {
-			out[i].Validity = on.validity(l.TTL, start)
+			if s.held.renewed(l.Token, l.Key, kv.CreateRevision, on, l.TTL, start) {
+				out[i].Validity = on.validity(l.TTL, start)
+			} else {
+				// Its TTL ran out here before: it is being deleted.
+				out[i].Err = core.ErrNotHeld
+			}
 		}
 	}
 	return out
@@ -122,9 +127,6 @@ func (s *Store) move(ctx context.Context, l core.Lease) (*lease, error) {
 	if !r.Succeeded {
 		s.held.forget(l.Token)
 		return nil, core.ErrNotHeld
-	}
-	if h, ok := s.held.get(l.Token); ok {
-		s.held.add(l.Token, h.key, h.fence, to)
 	}
 	return to, nil
 }

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -83,9 +84,14 @@ func (s *Store) withPooled(ctx context.Context, d time.Duration, op func(clientv
 }
 
 // ReleaseRecording implements core.Recorder: one transaction, if the token
-// still holds the key, writes the record (kept for retention, rounded up
-// to the second, and at most a tenth longer), deletes the lock, and drops
-// the line: every waiter's watch fires, and each finds the record.
+// still holds the key, writes the record, deletes the lock, and drops the
+// line: every waiter's watch fires, and each finds the record.
+//
+// The record says when its retention ends, by the writer's clock; a
+// reader past that takes it for gone (and deletes it). Its lease, a
+// second or a tenth longer, removes it from etcd if nobody reads it.
+// Retention is about replay, not exclusion: a clock that is off makes a
+// record live a little longer or shorter, and never lets two hold a lock.
 func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
 	ctx, done := s.call(ctx)
 	defer done()
@@ -94,7 +100,7 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 		r, err := s.c.Txn(reqCtx(ctx)).
 			If(clientv3.Compare(clientv3.Value(key), "=", token)).
 			Then(
-				clientv3.OpPut(recordKey(key), string(record), clientv3.WithLease(id)),
+				clientv3.OpPut(recordKey(key), encodeRecord(record, time.Now().Add(retention)), clientv3.WithLease(id)),
 				clientv3.OpDelete(key),
 				clientv3.OpDelete(linePrefix(key), clientv3.WithPrefix()),
 			).Commit()
@@ -118,4 +124,22 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 // across restarts.
 func (s *Store) RecordsDurable(context.Context) (bool, string, error) {
 	return true, "etcd commits every write to a majority of members' logs; records live on leases that survive restarts", nil
+}
+
+// encodeRecord is the record's value in etcd: when its retention ends, in
+// Unix milliseconds, eight bytes big-endian, then the record.
+func encodeRecord(record []byte, until time.Time) string {
+	b := make([]byte, 8, 8+len(record))
+	binary.BigEndian.PutUint64(b, uint64(until.UnixMilli()))
+	return string(append(b, record...))
+}
+
+// decodeRecord reads a value of encodeRecord: the record (never nil, even
+// when empty: nil says there is none), and whether it is still kept at now.
+func decodeRecord(v []byte, now time.Time) ([]byte, bool) {
+	if len(v) < 8 {
+		return []byte{}, false
+	}
+	until := time.UnixMilli(int64(binary.BigEndian.Uint64(v[:8])))
+	return append([]byte{}, v[8:]...), now.Before(until)
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
+
 	"time"
 
 	"github.com/reqlock/reqlock/core"
@@ -57,6 +57,7 @@ func New(c *clientv3.Client, opts ...Option) *Store {
 	s.lineLeases.init(s, true)
 	s.pools.init(s)
 	s.lines.init(s)
+	s.held.s = s
 	return s
 }
 
@@ -164,41 +165,6 @@ func (s *Store) leaseLeft(ctx context.Context, id clientv3.LeaseID) (time.Durati
 		return 0, s.failure("ttl", err)
 	}
 	return time.Duration(max(r.TTL, 0)) * time.Second, nil
-}
-
-// heldLocks maps the tokens of the locks this store granted to their keys
-// and fences, so that Guard can name the key of a core.Lock.
-type heldLocks struct {
-	mu sync.Mutex
-	m  map[string]heldLock
-}
-
-type heldLock struct {
-	key   string
-	fence int64
-	lease *lease
-}
-
-func (h *heldLocks) add(token, key string, fence int64, l *lease) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = make(map[string]heldLock)
-	}
-	h.m[token] = heldLock{key, fence, l}
-}
-
-func (h *heldLocks) forget(token string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.m, token)
-}
-
-func (h *heldLocks) get(token string) (heldLock, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l, ok := h.m[token]
-	return l, ok
 }
 
 // ErrLeaseExpired is returned to a waiter whose lease etcd let expire (its
