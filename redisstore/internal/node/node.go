@@ -161,9 +161,12 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool) (sto
 // "again"; floor is RedlockStore's clock, or nil.
 func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (acquireAnswer, error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
-	call, args := leanCall, acquireArgs(l, ttl, fttl, 1)
+	var call scriptCall
+	var args []any
 	if withRecord {
 		call, args = leanRecordCall, recordArgs(l, ttl, fttl, 1)
+	} else {
+		call, args = leanCall, acquireArgs(l, ttl, fttl, 1)
 	}
 	if floor != nil {
 		args = append(args, floor)
