@@ -45,6 +45,11 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 // Key is the key the lock was obtained for, as the caller gave it.
 func (lk *Lock) Key() string { return lk.key }
 
+// StoreKey is the key the store keeps the lock under (Lease.Key): the
+// Locker's prefix and the hashed key. A store's own check of a lock, such
+// as a guard inside a database transaction, looks it up by this key.
+func (lk *Lock) StoreKey() string { return lk.skey }
+
 // Token is the random value that proves ownership in the store; with
 // WithHolder it ends in "." and the holder label. A lock that a release
 // handed to a waiting Locker (see HandOffTimeout) is held under "~" and the

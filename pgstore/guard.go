@@ -25,29 +25,16 @@ const guardSQL = `SELECT 1 FROM reqlock_locks
 // holder pauses past its lease after Guard.
 //
 // Commit or roll back tx before releasing l: the release waits for tx.
-// The Lockers over the store must use the store's prefix (WithPrefix).
 func (s *Store) Guard(ctx context.Context, tx pgx.Tx, l *core.Lock) error {
 	if l == nil {
 		return core.ErrNotHeld
 	}
-	skey, err := s.storeKey(l.Key())
-	if err != nil {
-		return err
-	}
 	var one int
-	err = tx.QueryRow(ctx, guardSQL, skey, l.Token()).Scan(&one)
+	err := tx.QueryRow(ctx, guardSQL, l.StoreKey(), l.Token()).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.ErrNotHeld
 	}
 	return s.wrap("guard", err)
-}
-
-// storeKey is the key a Locker with the store's prefix uses for key.
-func (s *Store) storeKey(key string) (string, error) {
-	s.keyerOnce.Do(func() {
-		s.keyer = core.NewLocker(s, core.WithPrefix(s.opts.prefix), core.WithoutWatchdog())
-	})
-	return s.keyer.StoreKey(key)
 }
 
 // QueueGuard is Guard for a transaction that sends its writes as a batch:
@@ -60,11 +47,7 @@ func (s *Store) QueueGuard(b *pgx.Batch, l *core.Lock) error {
 	if l == nil {
 		return core.ErrNotHeld
 	}
-	skey, err := s.storeKey(l.Key())
-	if err != nil {
-		return err
-	}
-	b.Queue(guardSQL, skey, l.Token()).QueryRow(func(row pgx.Row) error {
+	b.Queue(guardSQL, l.StoreKey(), l.Token()).QueryRow(func(row pgx.Row) error {
 		var one int
 		err := row.Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -23,7 +23,3 @@ func open(t testing.TB, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool) 
 	}
 	return s, pool
 }
-
-func pgstoreWithPrefix(pool *pgxpool.Pool, prefix string) *pgstore.Store {
-	return pgstore.New(pool, pgstore.WithPrefix(prefix))
-}

@@ -31,24 +31,15 @@ type Store struct {
 	// instead of trying the fast path's delete first.
 	lined  sync.Map
 	nLined atomic.Int64
-
-	keyerOnce sync.Once
-	keyer     *core.Locker // builds store keys for Guard; it never locks
 }
 
 // Option configures a Store.
 type Option func(*options)
 
 type options struct {
-	prefix     string
 	sweepEvery time.Duration
 	sweepLimit int
 }
-
-// WithPrefix is the key prefix of the Lockers over the store
-// (core.WithPrefix), when it is not core.DefaultPrefix: Guard builds the
-// store key of a Lock with it.
-func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithSweep sets how often a release also deletes lapsed rows and expired
 // records (every, default a minute per Store), and how many of each at
@@ -75,7 +66,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	if pool == nil {
 		panic("pgstore: New: nil pool")
 	}
-	o := options{prefix: core.DefaultPrefix, sweepEvery: time.Minute, sweepLimit: 500}
+	o := options{sweepEvery: time.Minute, sweepLimit: 500}
 	for _, f := range opts {
 		f(&o)
 	}
