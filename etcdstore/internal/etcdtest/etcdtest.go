@@ -6,6 +6,7 @@
 package etcdtest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -370,4 +372,24 @@ func (c *Cluster) stopAll() {
 		m.Kill()
 		_ = os.RemoveAll(m.dir)
 	}
+}
+
+// Metric reads one counter or gauge without labels from the member's
+// /metrics (etcd_server_proposals_committed_total, say); 0 when absent.
+func (m *Member) Metric(t testing.TB, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + m.clientAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("etcdtest: metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
+		}
+	}
+	return 0
 }
