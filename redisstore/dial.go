@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/perclient"
 )
 
 // dialWatch remembers a client's last failed dial. go-redis retries a dial
@@ -31,18 +31,15 @@ type dialFailure struct {
 const dialMemory = 30 * time.Second
 
 // watches holds one dialWatch per client, so that several stores over one
-// client add one hook.
-var watches sync.Map // redis.UniversalClient → *dialWatch
+// client add one hook; it lets go of a client once the client is collected.
+var watches perclient.Map[*dialWatch]
 
 func watchDials(c redis.UniversalClient) *dialWatch {
-	if w, ok := watches.Load(c); ok {
-		return w.(*dialWatch)
-	}
 	w, loaded := watches.LoadOrStore(c, &dialWatch{})
 	if !loaded {
-		c.AddHook(w.(*dialWatch))
+		c.AddHook(w)
 	}
-	return w.(*dialWatch)
+	return w
 }
 
 func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {

@@ -2,9 +2,9 @@ package node
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqlock/reqlock/internal/perclient"
 )
 
 // ignoresDeadlines reports whether c was built without
@@ -45,8 +45,8 @@ func mayResend(c redis.UniversalClient) bool {
 
 // warnedClients holds the clients already warned about, so that a client
 // shared by several stores (a RedlockStore, a store per Locker) is named
-// once.
-var warnedClients sync.Map // redis.UniversalClient → struct{}
+// once. It lets go of a client once the client is collected.
+var warnedClients perclient.Map[struct{}]
 
 // warnIfIgnoresDeadlines logs, once per client, that c ignores context
 // deadlines. New cannot return an error, and refusing such a
