@@ -34,7 +34,9 @@ func (r *memoryRecords) get(key string, now time.Time) ([]byte, bool) {
 	if !ok || !now.Before(rec.expires) {
 		return nil, false
 	}
-	return rec.value, true
+	// A copy, never nil: a caller that changes the bytes it was handed
+	// must not change what the next caller finds, as over the network.
+	return append([]byte{}, rec.value...), true
 }
 
 func (r *memoryRecords) put(key string, value []byte, expires, now time.Time) {
