@@ -64,9 +64,9 @@ func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // every call, and adds the last failed dial to err, a failure of the store, when no
 // dial has succeeded since it: errors.Is then finds both the deadline and
 // the dial's cause (syscall.ECONNREFUSED, say). Answers of the store
-// (ErrNotHeld, ErrNotObtained) are left as they are.
+// (ErrNotHeld, ErrNotObtained, ErrNotReplicated) are left as they are.
 func (w *dialWatch) explain(err error) error {
-	if err == nil || errors.Is(err, store.ErrNotHeld) || errors.Is(err, store.ErrNotObtained) {
+	if err == nil || errors.Is(err, store.ErrNotHeld) || errors.Is(err, store.ErrNotObtained) || errors.Is(err, ErrNotReplicated) {
 		return err
 	}
 	if errors.Is(err, redis.ErrClosed) {
