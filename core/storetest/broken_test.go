@@ -40,6 +40,18 @@ var brokenCases = []struct {
 	{"inspect-takes-free-keys", []string{"inspect/read-only"}},
 	{"cancel-forgets", []string{"cancel/before-landing", "cancel/queued-before-landing"}},
 	{"lapse-untold", []string{"contract/lapse-notice"}},
+	// Lockers that waited in line, or asked for the record, took their
+	// locks through AcquireQueued or AcquireOrRecord.
+	{"lapse-untold-in-line", []string{"contract/lapse-notice"}},
+	// Tells the live holder its lease lapsed whenever another caller finds
+	// its key taken.
+	{"lapse-told-live-holder", []string{"contract/lapse-notice"}},
+	// Grants and renews the whole lease: no margin for a holder's timer
+	// that fires late.
+	{"validity-without-margin", []string{"lease/validity"}},
+	// Keeps every record twenty times its retention: a replay answers long
+	// after the caller's retention said the key is free for new work.
+	{"records-outlive-retention", []string{"records/retention"}},
 }
 
 func TestSuiteFailsBrokenStores(t *testing.T) {
@@ -110,6 +122,9 @@ type brokenStore struct {
 	*core.MemoryStore
 	breaks    string
 	cancelled sync.Map // tokens whose acquire was cancelled
+
+	mu      sync.Mutex
+	notices map[string]store.LapseNotice // key → its holder's notice
 }
 
 var errCancelled = errors.New("brokenStore: acquire cancelled")
@@ -118,15 +133,27 @@ func (s *brokenStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, er
 	if _, ok := s.cancelled.Load(l.Token); ok {
 		return core.Grant{}, errCancelled
 	}
-	if s.breaks == "lapse-untold" {
-		ctx = store.WithLapseNotice(ctx, nil)
-	}
+	ctx = s.noticeFor(ctx, false)
 	g, err := s.MemoryStore.Acquire(ctx, l)
-	return s.broken(g, l), err
+	return s.broken(ctx, g, l, err), err
 }
 
-// broken breaks a grant of l as s breaks grants.
-func (s *brokenStore) broken(g core.Grant, l core.Lease) core.Grant {
+// noticeFor is ctx as the store hands it on to the memory store, with its
+// lapse notice dropped where s drops it; inLine says the acquire was made
+// in line or asks for the record.
+func (s *brokenStore) noticeFor(ctx context.Context, inLine bool) context.Context {
+	if s.breaks == "lapse-untold" || s.breaks == "lapse-untold-in-line" && inLine {
+		return store.WithLapseNotice(ctx, nil)
+	}
+	return ctx
+}
+
+// broken breaks the answer to an acquire of l, whose context was ctx, as s
+// breaks grants.
+func (s *brokenStore) broken(ctx context.Context, g core.Grant, l core.Lease, err error) core.Grant {
+	if s.breaks == "lapse-told-live-holder" {
+		s.tellLiveHolder(ctx, l, g, err)
+	}
 	if g.Fence == 0 {
 		return g
 	}
@@ -135,16 +162,50 @@ func (s *brokenStore) broken(g core.Grant, l core.Lease) core.Grant {
 		g.Fence = 7
 	case "validity-past-lease":
 		g.Validity = 2 * l.TTL
+	case "validity-without-margin":
+		g.Validity = l.TTL
 	}
 	return g
+}
+
+// tellLiveHolder tells the holder of l's key that its lease lapsed when the
+// acquire of l (whose context was ctx) found the key taken, lapsed or not.
+func (s *brokenStore) tellLiveHolder(ctx context.Context, l core.Lease, g core.Grant, err error) {
+	s.mu.Lock()
+	if s.notices == nil {
+		s.notices = make(map[string]store.LapseNotice)
+	}
+	holder := s.notices[l.Key]
+	if err == nil && g.Fence != 0 {
+		s.notices[l.Key], holder = store.LapseNoticeFrom(ctx), nil
+	}
+	s.mu.Unlock()
+	if holder != nil && errors.Is(err, core.ErrNotObtained) {
+		if finish := holder.Lapse(); finish != nil {
+			finish()
+		}
+	}
+}
+
+func (s *brokenStore) Extend(ctx context.Context, leases []core.Lease) []core.Renewal {
+	r := s.MemoryStore.Extend(ctx, leases)
+	if s.breaks == "validity-without-margin" {
+		for i := range r {
+			if r[i].Err == nil {
+				r[i].Validity = leases[i].TTL
+			}
+		}
+	}
+	return r
 }
 
 func (s *brokenStore) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
 	if _, ok := s.cancelled.Load(l.Token); ok {
 		return core.Grant{}, nil, errCancelled
 	}
+	ctx = s.noticeFor(ctx, true)
 	g, rec, err := s.MemoryStore.AcquireQueued(ctx, l, waiter, withRecord)
-	return s.broken(g, l), rec, err
+	return s.broken(ctx, g, l, err), rec, err
 }
 
 func (s *brokenStore) Release(ctx context.Context, key, token string) error {
@@ -171,14 +232,18 @@ func (s *brokenStore) Cancel(ctx context.Context, l core.Lease) error {
 }
 
 func (s *brokenStore) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+	ctx = s.noticeFor(ctx, true)
 	g, rec, err := s.MemoryStore.AcquireOrRecord(ctx, l)
 	if s.breaks == "empty-record-nil" && rec != nil && len(rec) == 0 {
 		rec = nil
 	}
-	return g, rec, err
+	return s.broken(ctx, g, l, err), rec, err
 }
 
 func (s *brokenStore) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
+	if s.breaks == "records-outlive-retention" {
+		retention *= 20
+	}
 	err := s.MemoryStore.ReleaseRecording(ctx, key, token, record, retention)
 	if s.breaks == "record-ignores-token" && errors.Is(err, core.ErrNotHeld) {
 		// Writes for whoever asks: takes the key from its holder to do it.

@@ -3,7 +3,6 @@ package storetest
 import (
 	"errors"
 	"regexp"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 // interface beyond the lock itself.
 var contractPromises = []promise{
 	{"hand-off-with-fence", contractGranter},
+	{"hand-off-lasts", contractHandOffLasts},
 	{"lapse-notice", contractLapseNotice},
 	{"kind", contractKind},
 	{"closed", contractClosed},
@@ -81,44 +81,6 @@ func contractGranter(t *testing.T, h Harness) {
 		case <-timeout:
 			t.Fatalf("no hand-off to %s of %s within %v of the release", waiter, key, h.patience())
 		}
-	}
-}
-
-// notice is a LapseNotice that records what the store did with it.
-type notice struct{ lapsed, finished atomic.Bool }
-
-func (n *notice) Lapse() func() {
-	n.lapsed.Store(true)
-	return func() { n.finished.Store(true) }
-}
-
-// A store that tells lapses (the holder is in its process) tells a holder
-// whose lease ran out, before the next caller's acquire of the key
-// returns; a holder that released is told nothing.
-func contractLapseNotice(t *testing.T, h Harness) {
-	f := open(t, h)
-	if lt, ok := f.s.(core.LapseTeller); ok && !lt.TellsLapses() {
-		t.Skip("the store tells no lapses (core.LapseTeller): its holders learn of a lapsed lease from their own clock")
-	}
-	key := f.key()
-	released := &notice{}
-	l := f.lease(key, h.long())
-	if _, err := f.s.Acquire(store.WithLapseNotice(f.ctx, released), l); err != nil {
-		t.Fatal(err)
-	}
-	f.release(l)
-	lapsing := &notice{}
-	if _, err := f.s.Acquire(store.WithLapseNotice(f.ctx, lapsing), f.lease(key, h.short())); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(h.short())
-	f.awaitFree(key, "the lease to run out")
-	if !lapsing.lapsed.Load() || !lapsing.finished.Load() {
-		t.Fatalf("another caller took the key of a lapsed holder, and its notice was lapsed=%v, finished=%v; want both before that acquire returned",
-			lapsing.lapsed.Load(), lapsing.finished.Load())
-	}
-	if released.lapsed.Load() {
-		t.Fatal("a holder that released was told its lease lapsed")
 	}
 }
 

@@ -24,14 +24,16 @@
 //   - stale: a holder whose lease ran out, a token that never held the key,
 //     or a second Release, get ErrNotHeld and leave the newer holder its
 //     lock (Release, Extend, TTL; and through a Locker).
-//   - lease: Grant.Validity and Renewal.Validity are within (0, TTL]; a
+//   - lease: Grant.Validity and Renewal.Validity are within (0, TTL less
+//     store.Drift(TTL)], a margin for a holder's late timer; a
 //     taken key says how long its holder's lease runs; a lease not renewed
 //     runs out, never before the holder's validity ends; Extend renews, and
 //     answers a batch in order.
 //   - records (Recorder): the holder's ReleaseRecording writes the record
 //     and frees the key, a token that does not hold the lock writes
 //     nothing, an empty record is a non-nil record, a record lasts its
-//     retention and then goes, a waiter asking for the record gets it, and
+//     retention and then goes (within a slack of the suite's short lease),
+//     a waiter asking for the record gets it, and
 //     a Locker's Once runs its function once.
 //   - lines (Waker): waiters are handed the lock in the turn they joined,
 //     with growing fences; one that leaves passes its turn on; one that
@@ -47,13 +49,21 @@
 //   - inspect (Inspector): a free key, a held one (the holder's label, never
 //     its token), the line, a hand-off; and Inspect changes nothing.
 //   - contract: a Granter's hand-off carries a fence above what the waiter
-//     was last told and is held under core's HandedOverToken; a store that
-//     tells lapses tells a lapsed holder before the next acquire returns;
+//     was last told and is held under core's HandedOverToken, and lasts
+//     core.HandOffTimeout however soon another caller tries the key (a
+//     waiter's Locker runs under it that long without asking); a store
+//     that tells lapses tells a lapsed holder before the next acquire
+//     returns, whether the holder took the key with Acquire, AcquireQueued
+//     or AcquireOrRecord, and tells a live holder nothing;
 //     Kind is a short lower-case name; with the Close hook, the calls a
 //     Locker retries after a closed client wrap core.ErrStoreClosed.
 //
 // Every wait in the suite is bounded only to fail a hang; no assertion is
-// about speed. The bounds (and the leases) scale with Harness.MinTTL.
+// about speed. The bounds (and the leases) scale with Harness.MinTTL. The
+// promises with a bound on both sides (a hand-off's length, a record's
+// retention) fail a store only on timings that prove it broken however
+// slow the machine: a hand-off is measured again when a sample proves
+// nothing either way.
 //
 // # The harness
 //
@@ -65,7 +75,8 @@
 //   - MinTTL: the shortest lease the store honours exactly; a store with
 //     whole-second leases says so, and the suite's leases and waits grow.
 //   - HandOffBound: how long a lock handed to a waiter that never claims
-//     it keeps the key, if not core.HandOffTimeout.
+//     it keeps the key, if not core.HandOffTimeout (never less, on a
+//     Granter: its Lockers trust a hand-off that long).
 //   - Slow: a store whose next command for a key the test can hold on its
 //     way and let land later: through a TCP proxy, say (this repository
 //     uses internal/faultproxy). It proves the late-landing promises.

@@ -28,7 +28,8 @@ type Harness struct {
 	MinTTL time.Duration
 
 	// HandOffBound is the longest a lock handed to a waiter that never
-	// claims it keeps the key from others. Zero: core.HandOffTimeout.
+	// claims it keeps the key from others. Zero: core.HandOffTimeout. A
+	// Granter's is never less: its Lockers trust a hand-off that long.
 	HandOffBound time.Duration
 
 	// Slow, when set, returns a store whose commands the test can hold on
