@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reqlock/reqlock/etcdstore"
 	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
@@ -46,6 +47,10 @@ func sharedBackend(parent testing.TB) func(tb testing.TB) httpcases.Backend {
 			},
 			Down: func() {
 				p.Refuse(true)
+				p.Cut()
+				// A connection accepted as Refuse was set may have missed
+				// the first Cut.
+				time.Sleep(10 * time.Millisecond)
 				p.Cut()
 			},
 			Hang: func() {

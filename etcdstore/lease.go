@@ -110,7 +110,13 @@ func (ls *leases) current(ctx context.Context, ttl time.Duration) (*lease, error
 	ls.mu.Unlock()
 	if l != nil {
 		d, dead := l.state()
-		if !dead && time.Until(d) >= ttl*2/3 {
+		// A line lease is kept fresh by the lines' keep-alive loop: a
+		// third of ttl left is plenty for a waiter to join on it.
+		need := ttl * 2 / 3
+		if ls.renewUse {
+			need = ttl / 3
+		}
+		if !dead && time.Until(d) >= need {
 			return l, nil
 		}
 		if !dead && ls.renewUse && time.Until(d) > 0 {

@@ -136,13 +136,25 @@ func (ls *lines) queued(waiter, key, lk string, holder *mvccpb.KeyValue, lineKVs
 	go ls.watch(ctx, key, waiter, pred, at+1)
 }
 
-// watch wakes waiter when pred is deleted after revision from, or when the
-// watch fails (a lost leader, a compaction): it looks for itself then.
+// watch wakes waiter when pred is deleted, or when the watch fails (a
+// lost leader, a compaction): it looks for itself then. The watch starts
+// at the current revision, not at the attempt's: etcd serves a watch that
+// starts in the past from a loop that runs every 100ms, which would delay
+// the wake-up by as much. A deletion between the attempt and the watch is
+// caught by reading pred once the watch is in place.
 func (ls *lines) watch(ctx context.Context, key, waiter, pred string, from int64) {
-	wch := ls.s.c.Watch(clientv3.WithRequireLeader(ctx), pred, clientv3.WithRev(from), clientv3.WithFilterPut())
+	wctx := clientv3.WithRequireLeader(ctx)
+	wch := ls.s.c.Watch(wctx, pred, clientv3.WithCreatedNotify(), clientv3.WithFilterPut())
 	for resp := range wch {
 		if resp.Err() != nil || resp.Canceled {
 			break
+		}
+		if resp.Created {
+			r, err := ls.s.c.Get(wctx, pred)
+			if err != nil || len(r.Kvs) == 0 || r.Kvs[0].CreateRevision >= from {
+				break // gone (or taken anew) since the attempt
+			}
+			continue
 		}
 		if len(resp.Events) > 0 {
 			break
