@@ -4,13 +4,23 @@ import (
 	"os"
 	"testing"
 
+	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
 	"go.uber.org/goleak"
 )
+
+// exampleEndpoints is the member the examples use, started by TestMain.
+var exampleEndpoints []string
 
 func TestMain(m *testing.M) {
 	if eps := os.Getenv(workerEnv); eps != "" {
 		// A holder process of the safety suite (see safety_test.go).
 		os.Exit(runWorkerProcess(eps))
 	}
-	goleak.VerifyTestMain(m)
+	mt := &etcdtest.Main{}
+	exampleEndpoints = etcdtest.Start(mt).Endpoints()
+	goleak.VerifyTestMain(m,
+		// The examples' member runs until after the check; its process's
+		// waiter is the one goroutine left.
+		goleak.IgnoreAnyFunction("github.com/reqlock/reqlock/etcdstore/internal/etcdtest.(*Member).start.func1"),
+		goleak.Cleanup(func(int) { mt.Done() }))
 }

@@ -38,9 +38,33 @@ const (
 	ElectionTimeout   = 500 * time.Millisecond
 )
 
+// T is what the helpers need of a test: a testing.TB, or a Main for a
+// TestMain that starts a member for the package's examples.
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// Main is a T for TestMain, whose examples have no testing.T: Fatalf
+// panics, and Done runs the clean-ups.
+type Main struct{ cleanups []func() }
+
+func (*Main) Helper()                           {}
+func (*Main) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (m *Main) Cleanup(f func())                { m.cleanups = append(m.cleanups, f) }
+
+// Done runs the clean-ups, last first.
+func (m *Main) Done() {
+	for i := len(m.cleanups) - 1; i >= 0; i-- {
+		m.cleanups[i]()
+	}
+	m.cleanups = nil
+}
+
 // Cluster is a set of etcd members started by a test.
 type Cluster struct {
-	t       testing.TB
+	t       T
 	Members []*Member
 	proxied bool
 	token   string // the cluster's initial token, the same for every member
@@ -71,12 +95,12 @@ type Option func(*Cluster)
 func WithProxy() Option { return func(c *Cluster) { c.proxied = true } }
 
 // Start starts one member and returns its cluster; it is stopped at cleanup.
-func Start(t testing.TB, opts ...Option) *Cluster { return StartCluster(t, 1, opts...) }
+func Start(t T, opts ...Option) *Cluster { return StartCluster(t, 1, opts...) }
 
 // StartCluster starts n members on loopback and waits until the cluster
 // serves requests; they are stopped and their data removed at cleanup. It
 // fails t, saying how to install it, when etcd is not installed.
-func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
+func StartCluster(t T, n int, opts ...Option) *Cluster {
 	t.Helper()
 	if _, err := exec.LookPath(Binary); err != nil {
 		t.Fatalf("etcdtest: %s not found in PATH (apt-get install etcd-server): %v", Binary, err)
@@ -95,8 +119,12 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		}
 		m.dir = dir
 		if c.proxied {
-			m.clientProxy = faultproxy.Start(t, m.clientAddr)
-			m.peerProxy = faultproxy.Start(t, m.peerAddr)
+			tb, ok := t.(testing.TB)
+			if !ok {
+				t.Fatalf("etcdtest: WithProxy needs a testing.TB")
+			}
+			m.clientProxy = faultproxy.Start(tb, m.clientAddr)
+			m.peerProxy = faultproxy.Start(tb, m.peerAddr)
 		}
 		peers = append(peers, m.Name+"=http://"+m.advertisedPeer())
 		c.Members = append(c.Members, m)
@@ -122,7 +150,7 @@ func tempRoot() string {
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t testing.TB) string {
+func freeAddr(t T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -211,7 +239,7 @@ func (m *Member) args() []string {
 
 // start runs the member's process; the data directory is kept across
 // restarts, so a restarted member rejoins with what it had.
-func (m *Member) start(t testing.TB) {
+func (m *Member) start(t T) {
 	t.Helper()
 	cmd := exec.Command(Binary, m.args()...)
 	cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH=")
@@ -226,7 +254,7 @@ func (m *Member) start(t testing.TB) {
 }
 
 // waitHealthy waits until the member answers /health with a leader.
-func (m *Member) waitHealthy(t testing.TB, within time.Duration) {
+func (m *Member) waitHealthy(t T, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	hc := &http.Client{Timeout: time.Second}
@@ -278,7 +306,7 @@ func (m *Member) Kill() {
 
 // Restart starts a killed member again on its data and ports, and waits
 // until it is healthy.
-func (m *Member) Restart(t testing.TB) {
+func (m *Member) Restart(t T) {
 	t.Helper()
 	m.Kill()
 	m.start(t)
@@ -328,7 +356,7 @@ func (m *Member) Heal() {
 
 // Leader returns the member that leads the cluster now, waiting up to a
 // few election timeouts for one.
-func (c *Cluster) Leader(t testing.TB) *Member {
+func (c *Cluster) Leader(t T) *Member {
 	t.Helper()
 	deadline := time.Now().Add(20 * ElectionTimeout)
 	for {
