@@ -23,7 +23,7 @@ import (
 // it: a waiter told of a hand-off with a fresh fence runs under the lock
 // without a round trip, trusting it until its last refused attempt plus
 // HandOffTimeout (core/wait.go, handedOver). contract/hand-off-lasts
-// checks it; the store below breaks it, and TestShortHandOffLetsTwoHold
+// checks it; the store below breaks it, and TestShortHandOffGranterLetsTwoHold
 // shows what that costs.
 
 // shortHandOff is a store written outside this repository: the Redis store,
@@ -134,7 +134,7 @@ func TestHandOffStore(t *testing.T) {
 // other Locker's grant comes while the waiter still trusts its lock; a
 // round in which the waiter learned of the loss first, or claimed the key
 // with a round trip (a loaded machine), shows nothing and is run again.
-func TestShortHandOffLetsTwoHold(t *testing.T) {
+func TestShortHandOffGranterLetsTwoHold(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	s := &shortHandOff{RedisStore: core.NewRedisStore(c), c: c, d: shortHandOffFor}
