@@ -18,7 +18,7 @@ import (
 type userKey struct{}
 
 func main() {
-	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true, DialerRetries: 1})
 	once := httplock.New(httplock.Config{
 		Locker:      core.NewLocker(core.NewRedisStore(rdb)),
 		Key:         httplock.Join(httplock.FromContext(userKey{}), httplock.IdempotencyKey()),
