@@ -14,6 +14,10 @@ import (
 // again, which finds nothing.
 var errCancelled = errors.New("pgstore: acquire landed after it was cancelled")
 
+// errNotListening is Hold without a connection to listen on: the waiter
+// polls instead.
+var errNotListening = errors.New("pgstore: not listening for releases")
+
 // wrap names the operation in err, and makes an error of a closed pool
 // core.ErrStoreClosed: nothing sent through it can land any more.
 func (s *Store) wrap(op string, err error) error {

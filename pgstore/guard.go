@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,10 +11,16 @@ import (
 )
 
 // guardSQL finds the lock's row if its token still holds it, and locks the
-// row FOR KEY SHARE until the transaction ends: an acquire that would take
-// the key over locks the row FOR UPDATE first, and so waits for the
-// transaction, while the holder's own renewals (which update no key) go
-// on.
+// row FOR KEY SHARE until the transaction ends: a change of holder locks
+// the row FOR UPDATE first, and so waits for the transaction (or, taking
+// over a lapsed lease, reports the key taken), while the holder's own
+// renewals and other callers' acquires of the live lock (which lock it FOR
+// NO KEY UPDATE) go on.
+//
+// At REPEATABLE READ or SERIALIZABLE the transaction's snapshot may be
+// older than a change of holder: the row it shows is then locked FOR
+// UPDATE by that change, which fails this statement as a serialization
+// failure rather than lock a stale version.
 const guardSQL = `SELECT 1 FROM reqlock_locks
 	WHERE key = $1 AND token = $2 AND expires > clock_timestamp() FOR KEY SHARE`
 
@@ -25,14 +32,29 @@ const guardSQL = `SELECT 1 FROM reqlock_locks
 // holder pauses past its lease after Guard.
 //
 // Commit or roll back tx before releasing l: the release waits for tx.
+//
+// At REPEATABLE READ or SERIALIZABLE, obtain l before tx's first statement
+// (which takes its snapshot): a lock taken after the snapshot is not in
+// it, and Guard says ErrNotHeld. A snapshot older than a release of l
+// fails with an error that errors.Is both core.ErrNotHeld and the
+// serialization failure (SQLSTATE 40001): roll back, and do not retry the
+// transaction under l.
 func (s *Store) Guard(ctx context.Context, tx pgx.Tx, l *core.Lock) error {
 	if l == nil {
 		return core.ErrNotHeld
 	}
 	var one int
-	err := tx.QueryRow(ctx, guardSQL, l.StoreKey(), l.Token()).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := tx.QueryRow(ctx, guardSQL, rowKey(l.StoreKey()), l.Token()).Scan(&one)
+	return s.guardErr(err)
+}
+
+// guardErr is Guard's answer for the error of its statement.
+func (s *Store) guardErr(err error) error {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return core.ErrNotHeld
+	case isSerializationFailure(err):
+		return fmt.Errorf("pgstore: guard: %w: %w", core.ErrNotHeld, err)
 	}
 	return s.wrap("guard", err)
 }
@@ -47,13 +69,9 @@ func (s *Store) QueueGuard(b *pgx.Batch, l *core.Lock) error {
 	if l == nil {
 		return core.ErrNotHeld
 	}
-	b.Queue(guardSQL, l.StoreKey(), l.Token()).QueryRow(func(row pgx.Row) error {
+	b.Queue(guardSQL, rowKey(l.StoreKey()), l.Token()).QueryRow(func(row pgx.Row) error {
 		var one int
-		err := row.Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return core.ErrNotHeld
-		}
-		return s.wrap("guard", err)
+		return s.guardErr(row.Scan(&one))
 	})
 	return nil
 }

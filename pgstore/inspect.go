@@ -25,7 +25,8 @@ func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
 	var ms, fence int64
 	var live bool
 	var waiting int
-	err := s.pool.QueryRow(ctx, inspectSQL, key).Scan(&token, &ms, &live, &fence, &waiting)
+	err := s.run(ctx, stmt{sql: inspectSQL, args: []any{rowKey(key)},
+		row: func(r pgx.Row) error { return r.Scan(&token, &ms, &live, &fence, &waiting) }})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.Holding{}, nil
 	}

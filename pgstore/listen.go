@@ -25,9 +25,9 @@ const (
 	probeTimeout = 3 * time.Second
 )
 
-// subscription is one Locker's LISTEN connection: a connection of its
-// own, not one of the pool's, on which it listens to its instance's
-// channel. A lost connection wakes every waiter (they fall back to their
+// subscription is one Locker's LISTEN connection: a connection taken out
+// of the pool for good (made as the pool makes its connections, with its
+// hooks), on which it listens to its instance's channel. A lost connection wakes every waiter (they fall back to their
 // backoff), is opened again by itself, and wakes every waiter once more
 // when it listens again: what was notified meanwhile is lost.
 type subscription struct {
@@ -47,6 +47,7 @@ type listenRun struct {
 	stop      context.CancelFunc
 	done      chan struct{} // closed when the goroutine has ended
 	confirmed chan struct{} // closed once the first LISTEN succeeded
+	tried     chan struct{} // closed once the first attempt ended, either way
 	live      atomic.Bool   // listening right now
 }
 
@@ -59,15 +60,26 @@ func (sub *subscription) Hold(ctx context.Context) (func(), error) {
 	}
 	if sub.run == nil {
 		rctx, stop := context.WithCancel(context.Background())
-		sub.run = &listenRun{stop: stop, done: make(chan struct{}), confirmed: make(chan struct{})}
+		sub.run = &listenRun{stop: stop, done: make(chan struct{}), confirmed: make(chan struct{}),
+			tried: make(chan struct{})}
 		go sub.listen(rctx, sub.run)
 	}
 	sub.holders++
-	confirmed := sub.run.confirmed
+	confirmed, tried := sub.run.confirmed, sub.run.tried
 	sub.mu.Unlock()
 	select {
 	case <-confirmed:
 		return sub.letGo, nil
+	case <-tried:
+		select {
+		case <-confirmed:
+			return sub.letGo, nil
+		default:
+		}
+		// No connection to listen on (none to be had now): the waiter
+		// falls back to its backoff at once rather than wait for one.
+		sub.letGo()
+		return nil, errNotListening
 	case <-ctx.Done():
 		sub.letGo()
 		return nil, ctx.Err()
@@ -114,6 +126,13 @@ func (sub *subscription) listen(ctx context.Context, run *listenRun) {
 			default:
 				close(run.confirmed)
 			}
+		}
+		select {
+		case <-run.tried:
+		default:
+			close(run.tried)
+		}
+		if err == nil {
 			if lost {
 				sub.grant(core.WakeAll, core.WakeAll, 0)
 			}
@@ -141,14 +160,25 @@ func (sub *subscription) listen(ctx context.Context, run *listenRun) {
 	}
 }
 
-// open connects, outside the pool, and listens.
+// acquireTimeout bounds the wait for a connection of the pool to listen
+// on: a pool that is all in use has none to spare, and the waiters poll
+// meanwhile.
+const acquireTimeout = time.Second
+
+// open takes a connection out of the pool, for good, and listens on it.
+// The pool makes it as it makes any of its connections (its BeforeConnect
+// and AfterConnect hooks, a password from a function), and it counts no
+// longer against the pool's size once taken.
 func (sub *subscription) open(ctx context.Context) (*pgx.Conn, error) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, sub.store.pool.Config().ConnConfig)
+	actx, cancel := context.WithTimeout(ctx, acquireTimeout)
+	pc, err := sub.store.pool.Acquire(actx)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
+	conn := pc.Hijack()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	// A channel name is an identifier, which cannot be a parameter: it is
 	// quoted, and made of our own instance id.
 	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{sub.channel}.Sanitize()); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/reqlock/reqlock/core"
 )
 
@@ -22,7 +24,9 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 	}
 	ms := (retention + time.Millisecond - 1) / time.Millisecond
 	var ok bool
-	err := s.pool.QueryRow(ctx, recordSQL, key, token, record, int64(ms), nil, s.sweep()).Scan(&ok)
+	err := s.run(ctx, stmt{sql: recordSQL, args: []any{rowKey(key), token, record, int64(ms), nil, 0},
+		row: func(r pgx.Row) error { return r.Scan(&ok) }})
+	s.sweep(ctx)
 	if err != nil {
 		return s.wrap("release", err)
 	}

@@ -3,10 +3,21 @@
 -- own tool run it as it is. Every statement is idempotent.
 --
 -- Each lock operation is one call to one function below, one round trip.
--- A function's statements each take a fresh snapshot (READ COMMITTED), so
+-- A function's statements each take a fresh snapshot (READ COMMITTED: the
+-- store runs its calls at that level whatever the database's default), so
 -- once a function holds a key's row lock it sees every change committed
 -- before: the row lock serialises the operations on one key, as a Lua
 -- script does on Redis. All time is the database's, clock_timestamp().
+--
+-- Row locks: the functions lock a key's row FOR NO KEY UPDATE, which does
+-- not wait for a Guard (FOR KEY SHARE) in a holder's transaction, so that
+-- a live lock is refused at once. Only a change of holder locks the row
+-- FOR UPDATE, which a Guard holds off: a release of the holder's own lock
+-- waits for it, a takeover of a lapsed lease does not wait but reports
+-- the key taken.
+--
+-- Keys: the store sends a key as it is when it is short UTF-8 without NUL,
+-- else chr(1) followed by the hex SHA-256 of its bytes, so any key fits.
 
 -- Fences: one sequence for every key is strictly increasing per key too,
 -- survives restarts, and leaves nothing behind for a key used once.
@@ -14,7 +25,7 @@ CREATE SEQUENCE IF NOT EXISTS reqlock_fence AS bigint;
 
 -- One row per key that is held, handed to a waiter, has waiters in line or
 -- cancelled acquires to refuse. A release with none of those deletes the
--- row; the rest are deleted by reqlock_sweep once they have lapsed.
+-- row; the rest are deleted by reqlock_purge once they have lapsed.
 CREATE TABLE IF NOT EXISTS reqlock_locks (
   key           text PRIMARY KEY,
   -- the holder's token; '~' || waiter for a lock a release handed to that
@@ -34,7 +45,7 @@ CREATE TABLE IF NOT EXISTS reqlock_locks (
 );
 
 -- Records for replay: written by the holder's release, read instead of
--- the lock, deleted by reqlock_sweep once expired.
+-- the lock, deleted by reqlock_purge once expired.
 CREATE TABLE IF NOT EXISTS reqlock_records (
   key     text PRIMARY KEY,
   value   bytea NOT NULL,
@@ -51,12 +62,13 @@ $$;
 -- reqlock_tell wakes waiter's instance: its Locker listens on the channel
 -- 'reqlock:wake:<instance>'. The message is the key, the waiter and, when
 -- the lock was handed to the waiter, its fence, space-separated. A key too
--- long for a notification (8000 bytes) is sent as '*', any key, without
--- the fence: the waiter then claims the lock with an acquire.
+-- long for a notification (8000 bytes), or a digest (chr(1)...), is sent
+-- as '*', any key, without the fence: the waiter then claims the lock with
+-- an acquire.
 CREATE OR REPLACE FUNCTION reqlock_tell(p_key text, p_waiter text, p_fence bigint) RETURNS void
 LANGUAGE sql AS $$
   SELECT pg_notify('reqlock:wake:' || split_part(p_waiter, '/', 1),
-    CASE WHEN octet_length(p_key) + octet_length(p_waiter) < 7900
+    CASE WHEN octet_length(p_key) + octet_length(p_waiter) < 7900 AND left(p_key, 1) <> chr(1)
          THEN p_key || ' ' || p_waiter || coalesce(' ' || p_fence::text, '')
          ELSE '* ' || p_waiter END)
 $$;
@@ -68,7 +80,9 @@ $$;
 --
 -- o_status 1: taken, with o_fence, o_remaining_ms waiters still in line
 -- (0 on the fast path). 0: held by someone else for
--- o_remaining_ms; o_fence is the last fence handed out. 2: the key's record
+-- o_remaining_ms (a lapsed lease that a Guard-ed transaction still holds:
+-- a short hint, the transaction's end is unknown); o_fence is the last
+-- fence handed out. 2: the key's record
 -- (o_record), nothing taken. 3: this very acquire was cancelled before it
 -- landed; nothing taken.
 CREATE OR REPLACE FUNCTION reqlock_acquire(p_key text, p_token text, p_ttl_ms bigint, p_waiter text,
@@ -81,6 +95,7 @@ DECLARE
   f bigint;
   v_until timestamptz;
   cancelled boolean;
+  guarded boolean := false;
   v_line text[];
 BEGIN
   IF p_record THEN
@@ -112,7 +127,7 @@ BEGIN
       o_fence := f;
       RETURN;
     END IF;
-    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
     EXIT WHEN FOUND; -- else deleted meanwhile: insert again
   END LOOP;
 
@@ -126,8 +141,16 @@ BEGIN
   END IF;
   cancelled := r.cancels_until > t AND p_token = ANY (r.cancels);
   v_line := CASE WHEN r.line_until > t THEN r.line ELSE '{}' END;
-  IF r.token IS NULL OR r.expires <= t OR r.token = p_token
-     OR (p_waiter IS NOT NULL AND r.token = '~' || p_waiter) THEN
+  -- Taking a lapsed holder's lease over (a waiter's hand-off too: it
+  -- runs under it): a Guard-ed transaction of that holder keeps it until
+  -- the transaction ends.
+  IF r.token IS NOT NULL AND r.expires <= t AND r.token <> p_token
+     AND (p_waiter IS NULL OR r.token <> '~' || p_waiter) THEN
+    PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE SKIP LOCKED;
+    guarded := NOT FOUND;
+  END IF;
+  IF NOT guarded AND (r.token IS NULL OR r.expires <= t OR r.token = p_token
+     OR (p_waiter IS NOT NULL AND r.token = '~' || p_waiter)) THEN
     IF cancelled THEN
       o_status := 3;
       RETURN;
@@ -161,7 +184,7 @@ BEGIN
   END IF;
   o_status := 0;
   o_fence := r.fence;
-  o_remaining_ms := reqlock_ms(r.expires - t);
+  o_remaining_ms := CASE WHEN guarded THEN 100 ELSE reqlock_ms(r.expires - t) END;
 END
 $$;
 
@@ -174,6 +197,7 @@ $$;
 --
 -- Returns true when the lock (or the hand-off) was p_token's and is passed
 -- on or gone, false when it was not: it expired, or someone else holds it.
+-- Passing on the holder's own lock waits for its Guard-ed transactions.
 CREATE OR REPLACE FUNCTION reqlock_release(p_key text, p_token text, p_marker_ms bigint, p_leaving text,
   p_handoff_ms bigint, p_sweep int) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -190,7 +214,7 @@ BEGIN
     PERFORM reqlock_sweep(p_sweep);
   END IF;
   LOOP
-    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
     EXIT WHEN FOUND;
     IF p_marker_ms IS NULL THEN
       RETURN false;
@@ -221,6 +245,7 @@ BEGIN
     UPDATE reqlock_locks SET line = v_line, cancels = v_cancels, cancels_until = v_cancels_until WHERE key = p_key;
     RETURN false;
   END IF;
+  PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE;
   IF cardinality(v_line) > 0 THEN
     head := v_line[1];
     f := nextval('reqlock_fence');
@@ -252,7 +277,7 @@ BEGIN
   IF p_sweep > 0 THEN
     PERFORM reqlock_sweep(p_sweep);
   END IF;
-  SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+  SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
   t := clock_timestamp();
   IF NOT FOUND OR r.token IS DISTINCT FROM p_token OR r.expires <= t THEN
     IF p_marker_ms IS NOT NULL THEN
@@ -260,6 +285,7 @@ BEGIN
     END IF;
     RETURN false;
   END IF;
+  PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE;
   INSERT INTO reqlock_records (key, value, expires)
     VALUES (p_key, coalesce(p_record, ''::bytea), t + p_retention_ms * interval '1 millisecond')
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires;
@@ -281,17 +307,30 @@ BEGIN
 END
 $$;
 
--- reqlock_sweep deletes up to p_limit rows whose lease, hand-off, line and
--- cancels have all lapsed, and up to p_limit expired records: the tables
--- stay bounded by what is live, without a job of their own. Rows in use
--- (locked) are skipped, not waited for.
+-- reqlock_purge deletes up to p_limit rows whose lease, hand-off, line
+-- and cancels have all lapsed, and up to p_limit expired records: the
+-- tables stay bounded by what is live, without a job of their own. Rows in
+-- use (locked) are skipped, not waited for. It returns the larger of the
+-- two counts: p_limit means a backlog, and the store sweeps again soon.
+CREATE OR REPLACE FUNCTION reqlock_purge(p_limit int) RETURNS int
+LANGUAGE sql AS $$
+  WITH l AS (
+    DELETE FROM reqlock_locks WHERE key IN (
+      SELECT key FROM reqlock_locks
+      WHERE expires < clock_timestamp() AND line_until < clock_timestamp() AND cancels_until < clock_timestamp()
+      LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1),
+  r AS (
+    DELETE FROM reqlock_records WHERE key IN (
+      SELECT key FROM reqlock_records WHERE expires < clock_timestamp()
+      ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT greatest((SELECT count(*) FROM l), (SELECT count(*) FROM r))::int
+$$;
+
+-- reqlock_sweep is reqlock_purge without the count: the release functions
+-- still sweep when asked (p_sweep), as stores of earlier versions ask.
 CREATE OR REPLACE FUNCTION reqlock_sweep(p_limit int) RETURNS void
 LANGUAGE sql AS $$
-  DELETE FROM reqlock_locks WHERE key IN (
-    SELECT key FROM reqlock_locks
-    WHERE expires < clock_timestamp() AND line_until < clock_timestamp() AND cancels_until < clock_timestamp()
-    LIMIT p_limit FOR UPDATE SKIP LOCKED);
-  DELETE FROM reqlock_records WHERE key IN (
-    SELECT key FROM reqlock_records WHERE expires < clock_timestamp()
-    ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED);
+  SELECT reqlock_purge(p_limit);
 $$;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqlock/reqlock/core"
@@ -25,6 +26,11 @@ type Store struct {
 	opts options
 
 	nextSweep atomic.Int64 // unix nanoseconds; the next release at or after it sweeps
+
+	// strict is set once a statement failed as a serialization failure:
+	// the database's default isolation is stricter than READ COMMITTED,
+	// and every statement runs in a READ COMMITTED transaction of its own.
+	strict atomic.Bool
 
 	// lined is the keys granted here with waiters still in line: their
 	// release goes straight to the function, which hands the lock on,
@@ -44,7 +50,9 @@ type options struct {
 // WithSweep sets how often a release also deletes lapsed rows and expired
 // records (every, default a minute per Store), and how many of each at
 // most (limit, default 500): the tables stay bounded by what is live
-// without a job of their own, and no release pays for more than limit.
+// without a job of their own, and no release pays for more than limit. A
+// sweep that deletes a full limit sweeps again at the next release, so it
+// keeps up with expiries faster than limit per every.
 func WithSweep(every time.Duration, limit int) Option {
 	return func(o *options) {
 		if every > 0 {
@@ -93,7 +101,8 @@ const (
 	// and nothing cancelled this delete alone. When they find nothing to
 	// do, the function follows, in a second round trip: a function call
 	// costs more than the rest of an uncontended statement.
-	takeSQL = `INSERT INTO reqlock_locks (key, token, expires, fence)
+	purgeSQL = `SELECT reqlock_purge($1)`
+	takeSQL  = `INSERT INTO reqlock_locks (key, token, expires, fence)
 		VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond', nextval('reqlock_fence'))
 		ON CONFLICT (key) DO NOTHING RETURNING fence`
 	freeSQL = `DELETE FROM reqlock_locks WHERE key = $1 AND token = $2 AND expires > clock_timestamp()
@@ -139,7 +148,8 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withR
 		// skips the fast path: the key is likely taken, or the record
 		// comes first.
 		var f int64
-		err := s.pool.QueryRow(ctx, takeSQL, l.Key, l.Token, l.TTL.Milliseconds()).Scan(&f)
+		err := s.run(ctx, stmt{sql: takeSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds()},
+			row: func(r pgx.Row) error { return r.Scan(&f) }})
 		if err == nil {
 			return core.Grant{Fence: uint64(f), Validity: contract.Validity(l.TTL)}, nil, nil
 		}
@@ -147,15 +157,16 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withR
 			return core.Grant{}, nil, s.wrap("acquire", err)
 		}
 	}
-	err := s.pool.QueryRow(ctx, acquireSQL, l.Key, l.Token, l.TTL.Milliseconds(), waiter, withRecord,
-		keepLine(l.TTL).Milliseconds()).Scan(&status, &fence, &remaining, &record)
+	err := s.run(ctx, stmt{sql: acquireSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds(), waiter,
+		withRecord, keepLine(l.TTL).Milliseconds()},
+		row: func(r pgx.Row) error { return r.Scan(&status, &fence, &remaining, &record) }})
 	if err != nil {
 		return core.Grant{}, nil, s.wrap("acquire", err)
 	}
 	switch status {
 	case statusGranted:
 		if deref(remaining) > 0 {
-			s.contend(l.Key)
+			s.contend(rowKey(l.Key))
 		}
 		return core.Grant{Fence: uint64(deref(fence)), Validity: contract.Validity(l.TTL)}, nil, nil
 	case statusRecord:
@@ -186,19 +197,20 @@ func (s *Store) Extend(ctx context.Context, leases []core.Lease) []core.Renewal 
 	out := make([]core.Renewal, len(leases))
 	keys, tokens, ttls := make([]string, len(leases)), make([]string, len(leases)), make([]int64, len(leases))
 	for i, l := range leases {
-		keys[i], tokens[i], ttls[i] = l.Key, l.Token, l.TTL.Milliseconds()
+		keys[i], tokens[i], ttls[i] = rowKey(l.Key), l.Token, l.TTL.Milliseconds()
 	}
-	rows, err := s.pool.Query(ctx, extendSQL, keys, tokens, ttls)
-	held := make([]bool, len(leases))
-	if err == nil {
+	var held []bool
+	err := s.run(ctx, stmt{sql: extendSQL, args: []any{keys, tokens, ttls}, rows: func(rows pgx.Rows) error {
+		held = make([]bool, len(leases)) // afresh: a retry reads the rows again
 		var i int64
-		_, err = pgx.ForEachRow(rows, []any{&i}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&i}, func() error {
 			if i >= 1 && int(i) <= len(held) {
 				held[i-1] = true
 			}
 			return nil
 		})
-	}
+		return err
+	}})
 	for i, l := range leases {
 		switch {
 		case err != nil:
@@ -221,19 +233,26 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 // release runs reqlock_release; marker cancels token for that long,
 // leaving takes a waiter out of the line first.
 func (s *Store) release(ctx context.Context, key, token string, marker *int64, leaving *string) error {
-	sweep := s.sweep()
-	if marker == nil && leaving == nil && sweep == 0 && !s.contended(key, token) {
-		tag, err := s.pool.Exec(ctx, freeSQL, key, token)
+	err := s.releaseOnly(ctx, rowKey(key), token, marker, leaving)
+	s.sweep(ctx)
+	return err
+}
+
+func (s *Store) releaseOnly(ctx context.Context, key, token string, marker *int64, leaving *string) error {
+	if marker == nil && leaving == nil && !s.contended(key, token) {
+		var n int64
+		err := s.run(ctx, stmt{sql: freeSQL, args: []any{key, token},
+			tag: func(t pgconn.CommandTag) error { n = t.RowsAffected(); return nil }})
 		if err != nil {
 			return s.wrap("release", err)
 		}
-		if tag.RowsAffected() == 1 {
+		if n == 1 {
 			return nil
 		}
 	}
 	var ok bool
-	err := s.pool.QueryRow(ctx, releaseSQL, key, token, marker, leaving,
-		core.HandOffTimeout.Milliseconds(), sweep).Scan(&ok)
+	err := s.run(ctx, stmt{sql: releaseSQL, args: []any{key, token, marker, leaving,
+		core.HandOffTimeout.Milliseconds(), 0}, row: func(r pgx.Row) error { return r.Scan(&ok) }})
 	if err != nil {
 		return s.wrap("release", err)
 	}
@@ -243,21 +262,32 @@ func (s *Store) release(ctx context.Context, key, token string, marker *int64, l
 	return nil
 }
 
-// sweep is how many lapsed rows a release deletes: the limit once every
-// sweepEvery per Store, else 0.
-func (s *Store) sweep() int {
+// sweep deletes up to the limit of lapsed rows and expired records, once
+// every sweepEvery per Store, after a release: a round trip of its own,
+// bounded by the limit. A sweep that found a full limit found a backlog
+// (rows lapse faster than one limit a period), and the next release
+// sweeps again, so the tables keep up with any rate.
+func (s *Store) sweep(ctx context.Context) {
 	next := s.nextSweep.Load()
 	now := time.Now()
 	if now.UnixNano() < next || !s.nextSweep.CompareAndSwap(next, now.Add(s.opts.sweepEvery).UnixNano()) {
-		return 0
+		return
 	}
-	return s.opts.sweepLimit
+	var n int
+	// A failed sweep is tried again next period; the release it follows
+	// has its own answer.
+	err := s.run(ctx, stmt{sql: purgeSQL, args: []any{s.opts.sweepLimit},
+		row: func(r pgx.Row) error { return r.Scan(&n) }})
+	if err == nil && n >= s.opts.sweepLimit {
+		s.nextSweep.Store(0)
+	}
 }
 
 // TTL implements core.Store.
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	var ms int64
-	err := s.pool.QueryRow(ctx, ttlSQL, key, token).Scan(&ms)
+	err := s.run(ctx, stmt{sql: ttlSQL, args: []any{rowKey(key), token},
+		row: func(r pgx.Row) error { return r.Scan(&ms) }})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, core.ErrNotHeld
 	}
