@@ -27,7 +27,11 @@
 // that no other holder can take the key before the transaction ends. The
 // holder's writes in that transaction then commit under the lock, or not
 // at all. QueueGuard does the same inside a pgx.Batch, without a round
-// trip of its own. For a lock kept elsewhere (Redis), package fence makes
+// trip of its own. A guarded lock holds up no one else: while its lease
+// runs, a duplicate is refused at once; once it ran out under the open
+// transaction, a takeover is refused as taken, with a short hint, until
+// the transaction ends. At REPEATABLE READ or SERIALIZABLE, obtain the
+// lock before the transaction's first statement. For a lock kept elsewhere (Redis), package fence makes
 // a SQL write refuse a stale fence instead.
 //
 // # Layout
@@ -51,17 +55,25 @@
 //   - LISTEN needs a session connection. Behind a transaction pooler
 //     (PgBouncer in transaction mode) give the store a pool that connects
 //     to Postgres directly, or to a session-mode pool: the waiters' wake-ups
-//     go through one connection per Locker, held for as long as it has
-//     waiters. Without them waiters still get the lock, by polling.
+//     go through one connection per Locker, taken out of the pool (made by
+//     its hooks) and held for as long as it has waiters. Without one
+//     waiters still get the lock, by polling, from their first wait on.
+//   - Any default_transaction_isolation works: the functions need READ
+//     COMMITTED, and once a statement fails as a serialization failure the
+//     store sends each inside a READ COMMITTED transaction, in one round
+//     trip.
 //   - The locks table holds a row per key in use, and a release with
 //     nobody waiting deletes its row. Rows of holders that died, of
 //     cancelled acquires and of lines nobody came back to are deleted once
 //     they lapse, and records once their retention ends: a release sweeps
-//     up to 500 of each once a minute per Store (WithSweep), so the tables
-//     stay bounded by what is live without a job of their own. The fence
+//     up to 500 of each once a minute per Store (WithSweep), and again at
+//     the next release while a sweep finds a full limit, so the tables stay
+//     bounded by what is live without a job of their own. The fence
 //     sequence is one bigint for every key.
 //   - Hostile and huge keys never reach SQL as text: the Locker hashes
-//     them, and everything the store sends is a parameter.
+//     them, and everything the store sends is a parameter. A key the text
+//     column cannot take (a prefix with NUL or bytes that are not UTF-8,
+//     or over 512 bytes) is stored as a fixed-size digest.
 //   - Postgres down or restarted: calls fail within their context's
 //     deadline (core.ErrUnavailable, 503 over HTTP); the pool dials anew
 //     when it is back, the listening connection reconnects by itself, and
