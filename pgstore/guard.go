@@ -21,8 +21,14 @@ import (
 // older than a change of holder: the row it shows is then locked FOR
 // UPDATE by that change, which fails this statement as a serialization
 // failure rather than lock a stale version.
+//
+// The fence is compared too: every attempt of one wait carries the same
+// token, the waiter's hand-off token, so a late copy of an attempt whose
+// wait already got the lock may put that waiter in line again, and a later
+// release hand it the key under the very token of the lock it held before.
+// The fence a release hands on is a new one.
 const guardSQL = `SELECT 1 FROM reqlock_locks
-	WHERE key = $1 AND token = $2 AND expires > clock_timestamp() FOR KEY SHARE`
+	WHERE key = $1 AND token = $2 AND fence = $3 AND expires > clock_timestamp() FOR KEY SHARE`
 
 // Guard is the database's own fencing: called inside the caller's
 // transaction tx, on the store's database, it returns an error that
@@ -44,7 +50,7 @@ func (s *Store) Guard(ctx context.Context, tx pgx.Tx, l *core.Lock) error {
 		return core.ErrNotHeld
 	}
 	var one int
-	err := tx.QueryRow(ctx, guardSQL, rowKey(l.StoreKey()), l.Token()).Scan(&one)
+	err := tx.QueryRow(ctx, guardSQL, rowKey(l.StoreKey()), l.Token(), int64(l.Fence())).Scan(&one)
 	return s.guardErr(err)
 }
 
@@ -69,7 +75,7 @@ func (s *Store) QueueGuard(b *pgx.Batch, l *core.Lock) error {
 	if l == nil {
 		return core.ErrNotHeld
 	}
-	b.Queue(guardSQL, rowKey(l.StoreKey()), l.Token()).QueryRow(func(row pgx.Row) error {
+	b.Queue(guardSQL, rowKey(l.StoreKey()), l.Token(), int64(l.Fence())).QueryRow(func(row pgx.Row) error {
 		var one int
 		return s.guardErr(row.Scan(&one))
 	})
