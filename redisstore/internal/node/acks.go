@@ -98,24 +98,26 @@ func (a *replicaAcks) waitArgs(ctx context.Context) []any {
 }
 
 // acquireAcked is Acquire followed by WAIT, pipelined: one round trip.
-func (s *Node) acquireAcked(ctx context.Context, l store.Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, err error) {
-	fence, remaining, record, acks, err := s.evalThenWait(ctx, l, withRecord)
-	if err != nil || fence == 0 {
-		return 0, remaining, record, err
+// resent: a copy may still be on its way (see sendAcquire).
+func (s *Node) acquireAcked(ctx context.Context, l store.Lease, withRecord bool) (a acquireAnswer, resent bool, err error) {
+	a, acks, resent, err := s.evalThenWait(ctx, l, withRecord)
+	if err != nil || a.fence == 0 {
+		return a, resent, err
 	}
 	if acks < int64(s.acks.n) {
 		giveBack(ctx, s, l)
-		return 0, 0, nil, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
+		return acquireAnswer{}, resent, fmt.Errorf("%w: %d of %d replicas acknowledged in time", ErrNotReplicated, acks, s.acks.n)
 	}
-	return fence, 0, nil, nil
+	return a, resent, nil
 }
 
 // evalThenWait pipelines the acquire script and WAIT on one connection of the
 // server that owns the lock: WAIT counts the writes of its own connection. On a
 // Cluster that is the key's master, asked directly, and where the slot has
 // moved (MOVED) or is moving (ASK), the node the redirect names, for as many
-// redirects as the cluster client's MaxRedirects allows.
-func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool) (fence uint64, remaining time.Duration, record []byte, acks int64, err error) {
+// redirects as the cluster client's MaxRedirects allows. resent: a copy may
+// still be on its way (see sendAckedResending).
+func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool) (a acquireAnswer, acks int64, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	call, args := plainAcquire(l, ttl, fttl, withRecord)
 	cc, _ := s.c.(*redis.ClusterClient)
@@ -123,7 +125,7 @@ func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool)
 	hops := 0 // redirects the cluster client would follow
 	if cc != nil {
 		if node, err = cc.MasterForKey(ctx, l.Key); err != nil {
-			return 0, 0, nil, 0, err
+			return a, 0, false, err
 		}
 		hops = cc.Options().MaxRedirects
 	}
@@ -131,7 +133,9 @@ func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool)
 	var redirect error // the last MOVED or ASK followed
 	var evalCmd, waitCmd *redis.Cmd
 	for lookedUp := false; ; hops-- {
-		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, call, args)
+		var again bool
+		evalCmd, waitCmd, again = s.sendAckedResending(ctx, node, asking, call, args, l.Token)
+		resent = resent || again
 		err = evalCmd.Err()
 		switch {
 		case redirect != nil && !lookedUp && errors.Is(err, redis.ErrClosed):
@@ -153,30 +157,55 @@ func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool)
 		// then an ASK.
 		target := s.acks.redirectTarget(ctx, cc, redirect)
 		if target == nil {
-			return 0, 0, nil, 0, err
+			return a, 0, resent, err
 		}
 		node, asking = target, replyIs(redirect, "ASK")
 	}
 	if err != nil {
 		// Either an answer saying the script did not run, or no answer, in
 		// which case the Locker takes back what the token may hold.
-		return 0, 0, nil, 0, err
+		return a, 0, resent, err
 	}
-	a, err := acquireReply(evalCmd)
-	if err != nil {
-		return 0, 0, nil, 0, err
+	if a, err = acquireReply(evalCmd); err != nil {
+		return acquireAnswer{}, 0, resent, err
 	}
 	if a.fence == 0 {
 		// Taken (the holder's lease) or done (the record): nothing was
 		// written, so there is nothing for WAIT to count.
-		return 0, a.remaining, a.record, 0, nil
+		return a, 0, resent, nil
 	}
 	if acks, err = waitCmd.Int64(); err != nil {
 		// The script ran and only WAIT failed: give back the lock it took.
 		giveBack(ctx, s, l)
-		return 0, 0, nil, 0, err
+		return acquireAnswer{}, 0, resent, err
 	}
-	return a.fence, 0, nil, acks, nil
+	return a, acks, resent, nil
+}
+
+// sendAckedResending is sendAcked, sent again as the client's retry
+// setting asks: the acquire goes as a onceCmd, which keeps go-redis from
+// resending the pipeline on its own, so that the store knows when a copy
+// may still be on its way (resent; the token is then noted), as for an
+// acquire without WAIT (sendAcquire).
+func (s *Node) sendAckedResending(ctx context.Context, node ackNode, asking bool, call scriptCall, args []any, token string) (evalCmd, waitCmd *redis.Cmd, resent bool) {
+	for attempt := 1; ; attempt++ {
+		evalCmd, waitCmd = s.sendAcked(ctx, node, asking, call, args)
+		err := evalCmd.Err()
+		if err == nil || attempt > s.resend.max {
+			return evalCmd, waitCmd, resent
+		}
+		again, inFlight := resendKind(ctx, err)
+		if !again {
+			return evalCmd, waitCmd, resent
+		}
+		if inFlight && !resent {
+			s.resent.note(token)
+			resent = true
+		}
+		if !s.pause(ctx, attempt) {
+			return evalCmd, waitCmd, resent
+		}
+	}
 }
 
 // ackNode is where an acked acquire goes: the client, or one Cluster node.
@@ -204,7 +233,8 @@ func (s *Node) sendAcked(ctx context.Context, node ackNode, asking bool, call sc
 			if asking {
 				p.Do(ctx, "asking")
 			}
-			evalCmd = p.Do(ctx, args...)
+			evalCmd = redis.NewCmd(ctx, args...)
+			_ = p.Process(ctx, cmder(evalCmd, s.resend.max > 0))
 			waitCmd = p.Do(ctx, s.acks.waitArgs(ctx)...)
 			return nil
 		})

@@ -250,7 +250,7 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		a := New(c).WithReplicaAcks(1, 5*time.Millisecond)
 		for _, withRecord := range []bool{false, true} {
 			l := store.Lease{Key: "reqlock:{args-acked}", Token: "t1", TTL: ttl}
-			_, _, err := a.acquire(ctx, l, withRecord)
+			_, _, err := a.acquire(ctx, l, withRecord, "")
 			if err == nil {
 				t.Fatal("acquire without a replica counted")
 			}

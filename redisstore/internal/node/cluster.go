@@ -24,6 +24,15 @@ type masterDoer struct{ cc *redis.ClusterClient }
 // Process takes a command as run builds it: verb, script, numkeys, then
 // the keys.
 func (m masterDoer) Process(ctx context.Context, cmd redis.Cmder) error {
+	_, err := m.process(ctx, cmd)
+	return err
+}
+
+// process is Process; looped reports whether the call went through the
+// cluster client (a redirect, a node that cannot serve it yet, no master
+// known), whose loop sends a command again after a read timeout, whatever
+// MaxRetries says: a copy of it may then still be on its way.
+func (m masterDoer) process(ctx context.Context, cmd redis.Cmder) (looped bool, err error) {
 	if key, ok := cmd.Args()[3].(string); ok {
 		if node, err := m.cc.MasterForKey(ctx, key); err == nil {
 			err := node.Process(ctx, cmd)
@@ -37,14 +46,14 @@ func (m masterDoer) Process(ctx context.Context, cmd redis.Cmder) error {
 				// cluster client would not tell it, and it only reloads on
 				// its own every 10s.
 				m.cc.ReloadState(ctx)
-				return err
+				return false, err
 			}
 			if !clusterRetries(err) {
-				return err
+				return false, err
 			}
 		}
 	}
-	return m.cc.Process(ctx, cmd)
+	return true, m.cc.Process(ctx, cmd)
 }
 
 // scriptDoer is where a store sends its scripts: straight to the key's

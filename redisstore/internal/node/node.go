@@ -102,13 +102,14 @@ type Node struct {
 	d     doer // where scripts go: c, or on a Cluster the key's master
 	boxed atomic.Pointer[boxedTTL]
 	acks  *replicaAcks // nil unless WithReplicaAcks
-	// resends: the client may resend an acquire (see mayResend), so the
-	// release of a token whose acquire was resent leaves a cancel marker
-	// (see Release and resend.go).
+	// resends: the client may resend a command (see mayResend), so a
+	// waiter's Leave leaves a cancel marker (see wake.go).
 	resends bool
 	// resend is the client's retry setting, which sendAcquire follows;
-	// resent, the tokens it resent. markAlways: a client of a type whose
-	// resending the store cannot take over, so every release marks.
+	// resent, the tokens whose acquire may have a copy on its way, whose
+	// release leaves a cancel marker (see Release and resend.go).
+	// markAlways: a client of a type whose resending the store cannot take
+	// over, so every release marks.
 	resend     resendPolicy
 	resent     *resentTokens
 	markAlways bool
@@ -133,33 +134,38 @@ func New(c redis.UniversalClient) *Node {
 }
 
 // marks reports whether the release of token leaves its cancel marker: a
-// copy of its acquire may still be on its way. Acked acquires go in
-// pipelines, which go-redis resends on its own.
+// copy of its acquire may still be on its way.
 func (s *Node) marks(token string) bool {
-	return s.resends && (s.markAlways || s.acks != nil || s.resent.has(token))
+	return s.markAlways || s.resent.has(token)
 }
 
 // Acquire implements store.Store: SET NX PX plus the fence, or the holder's PTTL.
 func (s *Node) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
-	g, _, err := s.acquire(ctx, l, false)
+	g, _, err := s.acquire(ctx, l, false, "")
 	return g, err
 }
 
-// acquire is Acquire, and with withRecord AcquireOrRecord.
-func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool) (store.Grant, []byte, error) {
+// acquire is Acquire, and with withRecord AcquireOrRecord; waiter is the
+// wait whose attempt it is, "" for none.
+func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool, waiter string) (store.Grant, []byte, error) {
 	var a acquireAnswer
+	var resent bool
 	var err error
 	if s.acks != nil {
-		a.fence, a.remaining, a.record, err = s.acquireAcked(ctx, l, withRecord)
+		a, resent, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
-		a, err = s.acquireLean(ctx, l, nil, withRecord)
+		a, resent, err = s.acquireLean(ctx, l, nil, withRecord)
+	}
+	if resent {
+		a, err = s.voidRefused(ctx, l, waiter, a, resent, err)
 	}
 	return granted(l, a, err)
 }
 
 // acquireLean runs acquire_lean.lua, and acquire.lua when it answers
-// "again"; floor is RedlockStore's clock, or nil.
-func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (acquireAnswer, error) {
+// "again"; floor is RedlockStore's clock, or nil. resent: a copy may still
+// be on its way (see sendAcquire).
+func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (a acquireAnswer, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	var call scriptCall
 	var args []any
@@ -171,15 +177,18 @@ func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRe
 	if floor != nil {
 		args = append(args, floor)
 	}
-	a, err := acquireReply(s.sendAcquire(ctx, call, args, l.Token))
+	cmd, resent := s.sendAcquire(ctx, call, args, l.Token)
+	a, err = acquireReply(cmd)
 	if !errors.Is(err, errAgain) {
-		return a, err
+		return a, resent, err
 	}
 	call, args = plainAcquire(l, ttl, fttl, withRecord)
 	if floor != nil {
 		args = append(args, floor)
 	}
-	return acquireReply(s.sendAcquire(ctx, call, args, l.Token))
+	cmd, again := s.sendAcquire(ctx, call, args, l.Token)
+	a, err = acquireReply(cmd)
+	return a, resent || again, err
 }
 
 // granted turns an acquire's answer into what the store.Store and store.Recorder
@@ -199,7 +208,7 @@ func granted(l store.Lease, a acquireAnswer, err error) (store.Grant, []byte, er
 // AcquireOrRecord implements store.Recorder: the acquire and the look-up of the
 // key's record in one script, one round trip.
 func (s *Node) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
-	return s.acquire(ctx, l, true)
+	return s.acquire(ctx, l, true, "")
 }
 
 // ReleaseRecording implements store.Recorder: the token check, the record and
@@ -405,7 +414,11 @@ func extendResult(l store.Lease, cmd *redis.Cmd) store.Renewal {
 // that token that is still on its way give the lock straight back when it
 // lands. One round trip.
 func (s *Node) Cancel(ctx context.Context, l store.Lease) error {
-	return storeErr(s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err())
+	if err := s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err(); err != nil {
+		return storeErr(err)
+	}
+	s.resent.forget(l.Token) // the marker is there
+	return nil
 }
 
 // releaseMarkerTTL is how long a release leaves its cancel marker, when

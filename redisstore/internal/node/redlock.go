@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/reqlock/reqlock/core/store"
 )
 
@@ -18,11 +20,17 @@ import (
 // lock is taken, and remaining then says for how long.
 func AcquireAbove(ctx context.Context, n *Node, l store.Lease, floor any, waiter string) (fence uint64, remaining time.Duration, err error) {
 	var a acquireAnswer
+	var resent bool
 	if waiter == "" {
-		a, err = n.acquireLean(ctx, l, floor, false)
+		a, resent, err = n.acquireLean(ctx, l, floor, false)
 	} else {
 		ttl, fttl := n.leaseArgs(l.TTL)
-		a, err = acquireReply(n.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false), l.Token))
+		var cmd *redis.Cmd
+		cmd, resent = n.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false), l.Token)
+		a, err = acquireReply(cmd)
+	}
+	if resent {
+		a, err = n.voidRefused(ctx, l, waiter, a, resent, err)
 	}
 	return a.fence, a.remaining, err
 }

@@ -55,21 +55,35 @@ func evalArgs(n int) []any { return make([]any, 3, 3+n) }
 // per-call copies of keys and arguments, since acquire and release are the
 // hot path. args comes from evalArgs.
 func run(ctx context.Context, c doer, sc scriptCall, args []any) *redis.Cmd {
-	return send(ctx, c, sc, args, false)
+	cmd, _ := send(ctx, c, sc, args, false)
+	return cmd
 }
 
 // send is run; with once, go-redis sends each command at most once and
-// leaves resending to the caller (see resend.go).
-func send(ctx context.Context, c doer, sc scriptCall, args []any, once bool) *redis.Cmd {
+// leaves resending to the caller (see resend.go). looped reports whether a
+// Cluster's call went through the cluster client's own loop (masterDoer),
+// which may have sent it more than once.
+func send(ctx context.Context, c doer, sc scriptCall, args []any, once bool) (cmd *redis.Cmd, looped bool) {
 	args[0], args[1], args[2] = "evalsha", sc.sha, sc.numKeys
-	cmd := redis.NewCmd(ctx, args...)
-	_ = c.Process(ctx, cmder(cmd, once))
+	cmd = redis.NewCmd(ctx, args...)
+	looped = process(ctx, c, cmder(cmd, once))
 	if replyIs(cmd.Err(), "NOSCRIPT") {
 		args[0], args[1] = "eval", sc.source
 		cmd = redis.NewCmd(ctx, args...)
-		_ = c.Process(ctx, cmder(cmd, once))
+		looped = process(ctx, c, cmder(cmd, once)) || looped
 	}
-	return cmd
+	return cmd, looped
+}
+
+// process is c.Process(ctx, cmd), and reports whether cmd went through a
+// Cluster client's own loop (see masterDoer.process).
+func process(ctx context.Context, c doer, cmd redis.Cmder) (looped bool) {
+	if m, ok := c.(masterDoer); ok {
+		looped, _ = m.process(ctx, cmd)
+		return looped
+	}
+	_ = c.Process(ctx, cmd)
+	return false
 }
 
 // onceCmd is a command that go-redis does not send again when its reply is

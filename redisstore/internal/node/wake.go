@@ -16,24 +16,34 @@ import (
 // trip.
 func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	if s.acks != nil { // WAIT must follow the acquire on its connection: no line
-		return s.acquire(ctx, l, withRecord)
+		return s.acquire(ctx, l, withRecord, waiter)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	a, err := acquireReply(s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord), l.Token))
+	cmd, resent := s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord), l.Token)
+	a, err := acquireReply(cmd)
+	if resent {
+		a, err = s.voidRefused(ctx, l, waiter, a, resent, err)
+	}
 	return granted(l, a, err)
 }
 
 // Leave implements store.Waker: release.lua on the waiter's hand-off, if it has
 // one, after taking it out of the line; one round trip. Over a client that
-// may resend commands, it also leaves the marker of the waiter's name, which
-// Locker's attempts in line carry as their token: a copy of one of them
-// still on its way then takes nothing when it lands.
+// may resend commands, or when one of the wait's attempts may have a copy
+// on its way (see resend.go), it also leaves the marker of the waiter's
+// name, which Locker's attempts in line carry as their token: a copy of one
+// of them still on its way then takes nothing when it lands.
 func (s *Node) Leave(ctx context.Context, key, waiter string) error {
+	token := store.HandedOverToken(waiter)
 	var marker time.Duration
-	if s.resends {
+	if s.resends || s.resent.has(token) {
 		marker = releaseMarkerTTL
 	}
-	return storeErr(s.release(ctx, key, "~"+waiter, marker, waiter).Err())
+	if err := s.release(ctx, key, token, marker, waiter).Err(); err != nil {
+		return storeErr(err)
+	}
+	s.resent.forget(token) // the marker is there if it was due
+	return nil
 }
 
 // Subscribe implements store.Waker: one pub/sub connection, opened on the first
