@@ -39,7 +39,7 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 		}
 		var wl *lease
 		if waiter != "" {
-			if wl, err = s.lineLeases.current(ctx, l.TTL); err != nil {
+			if wl, err = s.lineLeases.current(ctx, lineTTL(l.TTL)); err != nil {
 				return core.Grant{}, nil, err
 			}
 		}
@@ -103,11 +103,27 @@ const voidPatience = 3 * time.Second
 // acquire makes to say how long the holder's lease runs.
 const leaseReadTimeout = 250 * time.Millisecond
 
+// lineTTL is the lease of a waiter's line key: short, since the head of
+// the line holds the lock under it (head.go), so that a waiter whose
+// process died keeps the key from others no longer than this; its store
+// keeps it alive meanwhile, and the holder's watchdog once it holds.
+func lineTTL(ttl time.Duration) time.Duration { return min(ttl, LineTTL) }
+
+// LineTTL is the longest lease of a waiter's line key: etcd's shortest
+// lease with its default election timeout (1.5 of 1s, in whole seconds).
+const LineTTL = 2 * time.Second
+
 // forceRenewal makes keepAlive renew however fresh the lease is.
 const forceRenewal = time.Duration(1<<63 - 1)
 
 func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls, wl *lease, start time.Time) (core.Grant, []byte, error) {
 	key, lp := l.Key, linePrefix(l.Key)
+	if rev := s.lines.rev(waiter, key); rev > 0 {
+		// In line: the lock is taken by a read (see head.go).
+		if g, rec, ok, err := s.claimHead(ctx, l, waiter, withRecord, rev, start); ok {
+			return g, rec, err
+		}
+	}
 	free := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
 		clientv3.Compare(clientv3.CreateRevision(markerKey(key, l.Token)), "=", 0),
@@ -184,7 +200,7 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		succeeded, resps = t.Succeeded, t.Responses
 	}
 	if succeeded {
-		s.held.add(l.Token, key, rev, ls, l.TTL, start)
+		s.held.add(l.Token, key, rev, ls, l.TTL, start, false)
 		if waiter != "" {
 			s.lines.done(waiter)
 		}
@@ -198,6 +214,12 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 	if waiter != "" {
 		s.lines.queued(waiter, key, lk, holder, resps[2].GetResponseRange().Kvs, rev)
 	}
+	return core.Grant{}, nil, s.refusal(ctx, holder)
+}
+
+// refusal is the error of an acquire turned away while holder (nil: the
+// head of the line, or nobody) holds the key.
+func (s *Store) refusal(ctx context.Context, holder *mvccpb.KeyValue) error {
 	taken := &core.NotObtainedError{}
 	if holder != nil {
 		// Best effort, and brief: a holder whose lease cannot be read is
@@ -209,5 +231,5 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		}
 		cancel()
 	}
-	return core.Grant{}, nil, taken
+	return taken
 }

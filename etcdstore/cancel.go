@@ -19,11 +19,8 @@ func (s *Store) Cancel(ctx context.Context, l core.Lease) error {
 	var held bool
 	err := s.withPooled(ctx, s.markerTTL, func(id clientv3.LeaseID) error {
 		mark := clientv3.OpPut(mk, "", clientv3.WithLease(id))
-		r, err := s.c.Txn(reqCtx(ctx)).
-			If(clientv3.Compare(clientv3.Value(l.Key), "=", l.Token)).
-			Then(clientv3.OpDelete(l.Key), mark).
-			Else(mark).
-			Commit()
+		cmp, k := s.holds(l.Key, l.Token)
+		r, err := s.c.Txn(reqCtx(ctx)).If(cmp).Then(clientv3.OpDelete(k), mark).Else(mark).Commit()
 		if err == nil {
 			held = r.Succeeded
 		}

@@ -60,7 +60,8 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 			defer wg.Done()
 			ops := make([]clientv3.Op, 0, to-from)
 			for _, l := range ls[from:to] {
-				ops = append(ops, clientv3.OpGet(l.Key))
+				_, k := s.holds(l.Key, l.Token)
+				ops = append(ops, clientv3.OpGet(k))
 			}
 			r, err := s.c.Txn(reqCtx(ctx)).Then(ops...).Commit()
 			for i := from; i < to; i++ {
@@ -80,13 +81,21 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 			out[i].Err = readErr[i]
 			continue
 		}
-		if kv == nil || string(kv.Value) != l.Token {
+		h, known := s.held.get(l.Token)
+		inLine := known && h.inLine
+		if kv == nil || !inLine && string(kv.Value) != l.Token || inLine && kv.CreateRevision != h.fence {
 			s.held.forget(l.Token)
 			out[i].Err = core.ErrNotHeld
 			continue
 		}
 		on := s.leases.byLeaseID(clientv3.LeaseID(kv.Lease))
-		if on == nil || on.secs != seconds(l.TTL) {
+		if inLine {
+			// On its line lease, which it keeps: it is never moved.
+			on = s.lineLeases.byLeaseID(clientv3.LeaseID(kv.Lease))
+		}
+		if on == nil && inLine {
+			out[i].Err = core.ErrNotHeld
+		} else if !inLine && (on == nil || on.secs != seconds(l.TTL)) {
 			on, out[i].Err = s.move(ctx, l)
 		} else if err, ok := kas[on]; ok {
 			out[i].Err = err

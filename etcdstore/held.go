@@ -33,10 +33,13 @@ type heldLock struct {
 	expiry time.Time   // by our clock: the end of its last grant or renewal
 	timer  *time.Timer // deletes it at expiry
 	gone   bool        // deleted at expiry: never renewed again
+	// inLine: the lock is held by heading the line, under the waiter's
+	// line key (key), whose create revision is the fence.
+	inLine bool
 }
 
 // add records a lock granted (or renewed) from start on.
-func (h *heldLocks) add(token, key string, fence int64, l *lease, ttl time.Duration, start time.Time) {
+func (h *heldLocks) add(token, key string, fence int64, l *lease, ttl time.Duration, start time.Time, inLine bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
@@ -45,7 +48,7 @@ func (h *heldLocks) add(token, key string, fence int64, l *lease, ttl time.Durat
 	if old := h.m[token]; old != nil && old.timer != nil {
 		old.timer.Stop()
 	}
-	hl := &heldLock{key: key, fence: fence, lease: l, ttl: ttl, expiry: start.Add(ttl)}
+	hl := &heldLock{key: key, fence: fence, lease: l, ttl: ttl, expiry: start.Add(ttl), inLine: inLine}
 	hl.timer = time.AfterFunc(ttl, func() { h.expire(token, hl) })
 	h.m[token] = hl
 }
@@ -59,7 +62,7 @@ func (h *heldLocks) renewed(token, key string, fence int64, l *lease, ttl time.D
 	hl := h.m[token]
 	if hl == nil {
 		h.mu.Unlock()
-		h.add(token, key, fence, l, ttl, start)
+		h.add(token, key, fence, l, ttl, start, false)
 		return true
 	}
 	defer h.mu.Unlock()
@@ -114,10 +117,7 @@ func (h *heldLocks) expire(token string, hl *heldLock) {
 	ctx, cancel := context.WithTimeout(h.s.c.Ctx(), expireTimeout)
 	defer cancel()
 	// A failure leaves the lock to its lease.
-	_, _ = h.s.c.Txn(reqCtx(ctx)).
-		If(clientv3.Compare(clientv3.Value(hl.key), "=", token)).
-		Then(clientv3.OpDelete(hl.key)).
-		Commit()
+	_, _ = h.s.c.Txn(reqCtx(ctx)).If(hl.cmp(token)).Then(clientv3.OpDelete(hl.key)).Commit()
 }
 
 // expireTimeout bounds the deletion of a lock that ran out.
@@ -130,4 +130,24 @@ func (h *heldLocks) drop(token string, hl *heldLock) {
 	if h.m[token] == hl {
 		delete(h.m, token)
 	}
+}
+
+// cmp holds while hl is held by token: its value is the token, or, for a
+// lock held by heading the line, the line key still has the fence as its
+// create revision (the head holds until it leaves the line).
+func (hl heldLock) cmp(token string) clientv3.Cmp {
+	if hl.inLine {
+		return clientv3.Compare(clientv3.CreateRevision(hl.key), "=", hl.fence)
+	}
+	return clientv3.Compare(clientv3.Value(hl.key), "=", token)
+}
+
+// holds returns the comparison that holds while token holds key's lock,
+// and the key the lock is on: key itself, or the line key of a waiter
+// that holds it by heading the line.
+func (s *Store) holds(key, token string) (clientv3.Cmp, string) {
+	if h, ok := s.held.get(token); ok && h.inLine {
+		return h.cmp(token), h.key
+	}
+	return clientv3.Compare(clientv3.Value(key), "=", token), key
 }

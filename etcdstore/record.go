@@ -97,13 +97,17 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 	defer done()
 	var ok bool
 	err := s.withPooled(ctx, retention, func(id clientv3.LeaseID) error {
-		r, err := s.c.Txn(reqCtx(ctx)).
-			If(clientv3.Compare(clientv3.Value(key), "=", token)).
-			Then(
-				clientv3.OpPut(recordKey(key), encodeRecord(record, time.Now().Add(retention)), clientv3.WithLease(id)),
-				clientv3.OpDelete(key),
-				clientv3.OpDelete(linePrefix(key), clientv3.WithPrefix()),
-			).Commit()
+		cmp, k := s.holds(key, token)
+		ops := []clientv3.Op{
+			clientv3.OpPut(recordKey(key), encodeRecord(record, time.Now().Add(retention)), clientv3.WithLease(id)),
+			clientv3.OpDelete(linePrefix(key), clientv3.WithPrefix()),
+		}
+		if k == key {
+			// Held by its value, not by heading the line (whose key the
+			// line's deletion covers).
+			ops = append(ops, clientv3.OpDelete(key))
+		}
+		r, err := s.c.Txn(reqCtx(ctx)).If(cmp).Then(ops...).Commit()
 		if err == nil {
 			ok = r.Succeeded
 		}

@@ -120,10 +120,8 @@ func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	ctx, done := s.call(ctx)
 	defer done()
-	r, err := s.c.Txn(reqCtx(ctx)).
-		If(clientv3.Compare(clientv3.Value(key), "=", token)).
-		Then(clientv3.OpDelete(key)).
-		Commit()
+	cmp, k := s.holds(key, token)
+	r, err := s.c.Txn(reqCtx(ctx)).If(cmp).Then(clientv3.OpDelete(k)).Commit()
 	if err != nil {
 		return s.failure("release", err)
 	}
@@ -138,14 +136,19 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	ctx, done := s.call(ctx)
 	defer done()
-	r, err := s.c.Get(reqCtx(ctx), key)
+	cmp, k := s.holds(key, token)
+	r, err := s.c.Txn(reqCtx(ctx)).If(cmp).Then(clientv3.OpGet(k)).Commit()
 	if err != nil {
 		return 0, s.failure("ttl", err)
 	}
-	if len(r.Kvs) == 0 || string(r.Kvs[0].Value) != token {
+	if !r.Succeeded {
 		return 0, core.ErrNotHeld
 	}
-	return s.leaseLeft(ctx, clientv3.LeaseID(r.Kvs[0].Lease))
+	kvs := r.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return 0, core.ErrNotHeld
+	}
+	return s.leaseLeft(ctx, clientv3.LeaseID(kvs[0].Lease))
 }
 
 // leaseLeft is how long lease id has left: by this store's own reckoning

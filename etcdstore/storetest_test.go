@@ -21,12 +21,10 @@ func TestConformance(t *testing.T) {
 		New: func(testing.TB) core.Store { return etcdstore.New(cli) },
 		// etcd's leases are whole seconds.
 		MinTTL: 2 * time.Second,
-		// A waiter that stops attempting while its instance does not wait
-		// is taken out of line within abandonAfter plus the sweep's gap.
-		HandOffBound: 2 * time.Second,
-		Waive: map[string]string{
-			"inspect/handed-off": "a release hands nothing over: as in ZooKeeper's lock recipe, the head of the line, woken by the deletion of the lock it watches, takes the lock itself in one transaction that checks it still heads the line; until then the key is free (and no caller outside the line can take it)",
-		},
+		// The head of the line holds the lock under its line key, whose
+		// lease is LineTTL; a waiter that stops attempting while its
+		// instance does not wait is taken out of line sooner.
+		HandOffBound: etcdstore.LineTTL,
 		Slow: func(t testing.TB) storetest.Slow {
 			p := faultproxy.Start(t, c.Members[0].DirectEndpoint())
 			return storetest.Slow{Store: etcdstore.New(etcdtest.NewClient(t, p.Addr())), Hold: func(t testing.TB, _ string) func() {
