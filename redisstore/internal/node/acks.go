@@ -58,7 +58,7 @@ const waitGranularity = 110 * time.Millisecond
 // WAIT is cut shorter than timeout where it must be, so that Redis answers
 // before the caller's context ends and before the client's ReadTimeout:
 // a read that timed out would cost the connection, and with retries on,
-// go-redis would send the acquire again. Redis ends a WAIT up to 100 ms late
+// the store would send the acquire again. Redis ends a WAIT up to 100 ms late
 // (at the default hz), so a deadline shorter than that leaves WAIT no time.
 // While fewer than n replicas are connected, an attempt that finds the lock
 // taken waits out that time too: WAIT cannot be left out of the one round

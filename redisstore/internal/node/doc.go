@@ -8,6 +8,7 @@
 // release.lua) without changing anything. Acquires go out with go-redis's
 // own resending off: the Node resends them as the client's options say and
 // remembers which tokens it resent, so that only their releases leave a
-// cancel marker (resend.go). docs/internals.md reads every script line by
+// cancel marker, and a resent attempt that took nothing leaves its own
+// (resend.go). docs/internals.md reads every script line by
 // line.
 package node

@@ -24,7 +24,8 @@ import (
 // copy can be on its way only when a send failed. So the store sends its
 // acquires with go-redis's own resending off (onceCmd), resends them itself
 // as the client would have, and remembers the tokens it resent: only their
-// releases leave the marker.
+// releases leave the marker. A resent attempt that took nothing leaves its
+// marker at once (voidRefused), since nobody will release it.
 
 // resendPolicy is the client's retry setting, which the store's own
 // resending follows.
