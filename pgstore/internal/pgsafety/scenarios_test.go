@@ -77,7 +77,15 @@ func (e *env) result() row {
 		e.t.Fatal(err)
 	}
 	log := pgsafety.Accesses(ledger)
-	return row{writes: len(ledger), stale: len(safety.CheckStaleWrites(log)), lost: len(safety.CheckLostUpdates(log))}
+	stale, lost := safety.CheckStaleWrites(log), safety.CheckLostUpdates(log)
+	r := row{writes: len(ledger), stale: len(stale), lost: len(lost)}
+	for _, s := range stale {
+		r.found = append(r.found, s.String())
+	}
+	for _, l := range lost {
+		r.found = append(r.found, l.String())
+	}
+	return r
 }
 
 type scenario struct {
@@ -151,7 +159,7 @@ func TestSafetyRows(t *testing.T) {
 						t.Error(errNoWrites)
 					}
 					if r.stale != 0 || r.lost != 0 {
-						t.Errorf("guarded writes: %d stale and %d lost updates committed, want 0", r.stale, r.lost)
+						t.Errorf("guarded writes: %d stale and %d lost updates committed, want 0: %v", r.stale, r.lost, r.found)
 					}
 				} else {
 					ln.unguarded = r

@@ -108,6 +108,8 @@ func readLedger(ctx context.Context, pool *pgxpool.Pool) ([]pgsafety.Write, erro
 // row is one scenario's outcome in one column.
 type row struct {
 	writes, stale, lost int
+	// what the checkers found, for the failure message
+	found []string
 }
 
 func (r row) String() string { return fmt.Sprintf("%6d %6d %6d", r.writes, r.stale, r.lost) }
