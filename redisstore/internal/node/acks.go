@@ -129,6 +129,9 @@ func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool)
 		}
 		hops = cc.Options().MaxRedirects
 	}
+	// A client of a type the store cannot inspect may resend the pipeline
+	// unseen (see sendAcquire).
+	resent = s.markAlways
 	asking := false
 	var redirect error // the last MOVED or ASK followed
 	var evalCmd, waitCmd *redis.Cmd

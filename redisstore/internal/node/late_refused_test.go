@@ -1,11 +1,15 @@
 package node
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/redistest"
 )
 
 // An acquire whose first copy is held on the wire and whose resend is
@@ -38,5 +42,31 @@ func TestRefusedResentAcquireLandingLateTakesNothing(t *testing.T) {
 	if v := landed(ctx, direct, key); v != "" {
 		t.Fatalf("a refused acquire's first copy landed after the holder's release and took the key: "+
 			"value %q, PTTL %v; nobody holds it", v, direct.PTTL(ctx, key).Val())
+	}
+}
+
+// opaqueClient is a client of a type the store cannot inspect, as a
+// wrapper of the caller's own would be.
+type opaqueClient struct{ *redis.Client }
+
+// Over a client whose resending the store cannot see, any attempt may have
+// a copy on its way: each one that took nothing leaves its marker, as each
+// release does.
+func TestRefusedAcquireOverOpaqueClientVoided(t *testing.T) {
+	srv := redistest.Start(t)
+	direct := srv.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := New(opaqueClient{direct})
+	const key = "reqlock:{opaque}"
+	if _, err := New(direct).Acquire(ctx, store.Lease{Key: key, Token: "holder", TTL: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	refused := store.Lease{Key: key, Token: "refused", TTL: 10 * time.Second}
+	if _, err := s.Acquire(ctx, refused); !isNotObtained(err) {
+		t.Fatalf("Acquire: %v, want not obtained", err)
+	}
+	if n, err := direct.Exists(ctx, cancelKey(key, refused.Token)).Result(); err != nil || n != 1 {
+		t.Fatalf("the refused attempt's marker: %d, %v; want it there", n, err)
 	}
 }

@@ -101,7 +101,10 @@ func (s *Node) sendAcquire(ctx context.Context, sc scriptCall, args []any, token
 		if looped {
 			s.resent.note(token)
 		}
-		return cmd, looped
+		// A client of a type the store cannot inspect may have resent it
+		// unseen: its releases all mark (markAlways), and so do its
+		// attempts that took nothing.
+		return cmd, looped || s.markAlways
 	}
 	for attempt := 1; ; attempt++ {
 		cmd, looped := send(ctx, s.d, sc, args, true)
