@@ -115,8 +115,11 @@ func BenchmarkHandOff(b *testing.B) {
 	var lockerStmts, pollerStmts counter
 	for b.Loop() {
 		lockers := make([]*core.Locker, n)
+		pools := make([]*pgxpool.Pool, 0, 2*n)
 		for i := range lockers {
-			lockers[i] = core.NewLocker(pgstore.New(pgtest.OpenPool(b, conn, counted(&lockerStmts))), core.WithLogger(quiet))
+			p := pgtest.OpenPool(b, conn, counted(&lockerStmts))
+			pools = append(pools, p)
+			lockers[i] = core.NewLocker(pgstore.New(p), core.WithLogger(quiet))
 		}
 		woken = contend(n, count, hold, think, func(i int) func() {
 			lk, err := lockers[i].Obtain(ctx, "hot")
@@ -126,24 +129,30 @@ func BenchmarkHandOff(b *testing.B) {
 			}
 			return func() { _ = lk.Release(ctx) }
 		})
-		pools := make([]*pgxpool.Pool, n)
-		for i := range pools {
-			pools[i] = pgtest.OpenPool(b, conn, counted(&pollerStmts))
+		pollers := make([]*pgxpool.Pool, n)
+		for i := range pollers {
+			pollers[i] = pgtest.OpenPool(b, conn, counted(&pollerStmts))
 		}
+		pools = append(pools, pollers...)
 		polled = contend(n, count, hold, think, func(i int) func() {
 			token := string(rune('a' + i))
 			for {
-				ok, err := floorTake(ctx, pools[i], "hot", token)
+				ok, err := floorTake(ctx, pollers[i], "hot", token)
 				if err != nil {
 					b.Error(err)
 					return nil
 				}
 				if ok {
-					return func() { _ = floorFree(ctx, pools[i], "hot", token) }
+					return func() { _ = floorFree(ctx, pollers[i], "hot", token) }
 				}
 				time.Sleep(time.Millisecond)
 			}
 		})
+		// Each round's connections go with it: the server's
+		// max_connections bounds the pools open at once.
+		for _, p := range pools {
+			p.Close()
+		}
 	}
 	hop := notifyHop(b, conn)
 	p50, p99 := percentile(woken.gaps, 0.5), percentile(woken.gaps, 0.99)
