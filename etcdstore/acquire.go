@@ -33,17 +33,27 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 		}
 	}
 	for retried := false; ; retried = true {
-		ls, err := s.leases.current(ctx, l.TTL)
-		if err != nil {
-			return core.Grant{}, nil, err
+		var g core.Grant
+		var rec []byte
+		var err error
+		var ls, wl *lease
+		claimed := false
+		if rev := s.lines.rev(waiter, l.Key); rev > 0 && !retried {
+			// In line: the lock is taken by a read (see head.go), and
+			// needs no lease of its own.
+			g, rec, claimed, err = s.claimHead(ctx, l, waiter, withRecord, rev, start)
 		}
-		var wl *lease
-		if waiter != "" {
-			if wl, err = s.lineLeases.current(ctx, lineTTL(l.TTL)); err != nil {
+		if !claimed {
+			if ls, err = s.leases.current(ctx, l.TTL); err != nil {
 				return core.Grant{}, nil, err
 			}
+			if waiter != "" {
+				if wl, err = s.lineLeases.current(ctx, lineTTL(l.TTL)); err != nil {
+					return core.Grant{}, nil, err
+				}
+			}
+			g, rec, err = s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
 		}
-		g, rec, err := s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
 		if !retried && errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			// etcd expired (or was told to revoke) a lease before our clock
 			// said it could: the transaction took nothing. Ask which, and
@@ -118,12 +128,6 @@ const forceRenewal = time.Duration(1<<63 - 1)
 
 func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls, wl *lease, start time.Time) (core.Grant, []byte, error) {
 	key, lp := l.Key, linePrefix(l.Key)
-	if rev := s.lines.rev(waiter, key); rev > 0 {
-		// In line: the lock is taken by a read (see head.go).
-		if g, rec, ok, err := s.claimHead(ctx, l, waiter, withRecord, rev, start); ok {
-			return g, rec, err
-		}
-	}
 	free := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
 		clientv3.Compare(clientv3.CreateRevision(markerKey(key, l.Token)), "=", 0),

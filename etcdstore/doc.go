@@ -32,8 +32,8 @@
 // the time it resumes, another holds the lock. The holder learns of the
 // loss from Lost as soon as it runs again, but a write already on its way
 // still lands. Writes kept in etcd are made safe with Guard, a comparison
-// for the caller's own transaction that holds only while the lock's key
-// still has the holder's fence as its create revision:
+// for the caller's own transaction that holds only while the key the lock
+// is held under still has the holder's fence as its create revision:
 //
 //	c.Txn(ctx).If(store.Guard(lock)).Then(clientv3.OpPut("balance", "10")).Commit()
 //
@@ -47,8 +47,8 @@
 // within a third of that length share one lease, and the watchdog's
 // renewals of all of them are one keep-alive of that lease (plus a
 // read-only transaction, per 128 locks, that checks the tokens). A waiter
-// adds the write that puts it in line, and takes the lock with one more;
-// a record is written in the release's own transaction.
+// adds the write that puts it in line, and takes the lock with a read; a
+// record is written in the release's own transaction.
 //
 // # Whole seconds
 //
@@ -69,8 +69,14 @@
 // # Waiting
 //
 // Waiters line up as in ZooKeeper's lock recipe: each puts a key in the
-// line, on a lease its store keeps alive while it waits; they are served
-// in the order etcd created those keys, and each watches only the key
-// ahead of it (the head watches the lock), so a release wakes one waiter.
-// A waiter whose lease etcd expired stops waiting with ErrLeaseExpired.
+// line, on a short lease (LineTTL) its store keeps alive while it waits;
+// they are served in the order etcd created those keys, and each watches
+// only the key ahead of it (the head watches the lock), so a release wakes
+// one waiter. The head holds the lock as soon as K is gone: nobody else
+// can take it then, and it keeps it while its line key exists. It takes it
+// with a read, and holds it under its line key, whose create revision is
+// its fence (above every earlier holder's: it joined after they took the
+// lock). A waiter whose process died leaves the line when its line lease
+// runs out; a waiter whose lease etcd expired stops waiting with
+// ErrLeaseExpired.
 package etcdstore

@@ -6,8 +6,10 @@ import (
 )
 
 // Guard returns a comparison for the caller's own transaction that holds
-// only while l holds its key: the key's create revision is l's fence. A
-// write made under it commits only under the lock,
+// only while l holds its key: the create revision of the key l holds the
+// lock under (the lock's key, or the line key of a waiter that holds it by
+// heading the line) is l's fence. A write made under it commits only under
+// the lock,
 //
 //	c.Txn(ctx).If(store.Guard(l)).Then(clientv3.OpPut("balance", "10")).Commit()
 //

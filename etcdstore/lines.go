@@ -13,12 +13,12 @@ import (
 )
 
 // Waiters stand in a key's line as keys K/line/<waiter> on their store's
-// lease, served in the order etcd created them (create revision), as in
-// ZooKeeper's lock recipe: each watches only the one ahead of it, the head
-// watches the lock, and a deletion wakes only the one behind. There is no
-// hand-off to time out: the head takes the lock with its next attempt, in
-// one transaction that checks it is still the head. A waiter whose process
-// died leaves the line when its lease expires.
+// line lease, served in the order etcd created them (create revision), as
+// in ZooKeeper's lock recipe: each watches only the one ahead of it, the
+// head watches the lock, and a deletion wakes only the one behind. The
+// head holds the lock once the lock's key is gone, and takes it with a
+// read (head.go). A waiter whose process died leaves the line when its
+// line lease runs out.
 
 // handedOverToken is the token under which core's Locker has every attempt
 // of one wait run when the store hands locks over (store.HandedOverToken):
