@@ -214,8 +214,17 @@ BEGIN
     PERFORM reqlock_sweep(p_sweep);
   END IF;
   LOOP
-    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
+    -- p_token's own row, locked to change holder at once (waiting for its
+    -- Guard-ed transactions): one statement for the common case.
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key AND token = p_token FOR UPDATE;
     EXIT WHEN FOUND;
+    SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
+    IF FOUND THEN
+      IF r.token = p_token THEN -- became p_token's meanwhile
+        PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE;
+      END IF;
+      EXIT;
+    END IF;
     IF p_marker_ms IS NULL THEN
       RETURN false;
     END IF;
@@ -245,7 +254,6 @@ BEGIN
     UPDATE reqlock_locks SET line = v_line, cancels = v_cancels, cancels_until = v_cancels_until WHERE key = p_key;
     RETURN false;
   END IF;
-  PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE;
   IF cardinality(v_line) > 0 THEN
     head := v_line[1];
     f := nextval('reqlock_fence');
@@ -277,15 +285,16 @@ BEGIN
   IF p_sweep > 0 THEN
     PERFORM reqlock_sweep(p_sweep);
   END IF;
-  SELECT * INTO r FROM reqlock_locks WHERE key = p_key FOR NO KEY UPDATE;
+  -- Only p_token's own row is locked, to change holder (waiting for its
+  -- Guard-ed transactions); another holder's is not waited for.
+  SELECT * INTO r FROM reqlock_locks WHERE key = p_key AND token = p_token FOR UPDATE;
   t := clock_timestamp();
-  IF NOT FOUND OR r.token IS DISTINCT FROM p_token OR r.expires <= t THEN
+  IF NOT FOUND OR r.expires <= t THEN
     IF p_marker_ms IS NOT NULL THEN
       PERFORM reqlock_release(p_key, p_token, p_marker_ms, NULL, 0, 0);
     END IF;
     RETURN false;
   END IF;
-  PERFORM 1 FROM reqlock_locks WHERE key = p_key FOR UPDATE;
   INSERT INTO reqlock_records (key, value, expires)
     VALUES (p_key, coalesce(p_record, ''::bytea), t + p_retention_ms * interval '1 millisecond')
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires;
