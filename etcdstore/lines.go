@@ -33,6 +33,7 @@ type lines struct {
 	mu      sync.Mutex
 	subs    map[string]*sub  // by instance
 	waits   map[string]*wait // by waiter
+	orphans []orphan         // line keys to take out, retried by the keep-alive loop
 	keeping bool             // the keep-alive loop runs
 	kick    chan struct{}    // cap 1: waits changed
 }
@@ -50,6 +51,17 @@ type sub struct {
 // never came back) would otherwise stand at the head on the store's lease,
 // which stays alive for the others, and keep the key from everyone.
 const abandonAfter = time.Second
+
+// orphan is a line key whose waiter is gone from this store (its Leave
+// failed, or it was abandoned) but whose deletion has not committed: left
+// where it stands, it would head the line on a lease the store keeps alive
+// for its other waiters. It is retried until it commits or its lease can
+// no longer be alive, which takes the key with it.
+type orphan struct {
+	key, waiter string
+	rev         int64
+	lease       *lease
+}
 
 // wait is one waiter of this store standing in a key's line.
 type wait struct {
@@ -79,6 +91,20 @@ func (ls *lines) rev(waiter, key string) int64 {
 		return w.rev
 	}
 	return 0
+}
+
+// place is the create revision of waiter's line key for key and the lease
+// it stands on (rev 0 if it has not joined).
+func (ls *lines) place(waiter, key string) (int64, *lease) {
+	if waiter == "" {
+		return 0, nil
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if w := ls.waits[waiter]; w != nil && w.key == key {
+		return w.rev, w.lease
+	}
+	return 0, nil
 }
 
 // alive fails with ErrLeaseExpired when waiter stands in line on a lease
@@ -178,18 +204,66 @@ func (ls *lines) wake(key, waiter string) {
 }
 
 // done forgets waiter: it got the lock, or left.
-func (ls *lines) done(waiter string) {
+func (ls *lines) done(waiter string) { ls.take(waiter) }
+
+// take forgets waiter and returns what it was, or nil.
+func (ls *lines) take(waiter string) *wait {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if w := ls.waits[waiter]; w != nil {
+	w := ls.waits[waiter]
+	if w != nil {
 		if w.stop != nil {
 			w.stop()
 		}
 		delete(ls.waits, waiter)
-		select {
-		case ls.kick <- struct{}{}:
-		default:
+		ls.kickLocked()
+	}
+	return w
+}
+
+// orphaned hands the line key of waiter's wait w to the keep-alive loop,
+// which takes it out of line.
+func (ls *lines) orphaned(waiter string, w *wait) {
+	if w == nil || w.rev == 0 {
+		return
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.orphans = append(ls.orphans, orphan{w.key, waiter, w.rev, w.lease})
+	if !ls.keeping {
+		ls.keeping = true
+		go ls.keepAlive()
+	}
+	ls.kickLocked()
+}
+
+func (ls *lines) kickLocked() {
+	select {
+	case ls.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dropOrphans tries once to take every orphan out of line, and keeps those
+// it could not while their lease may still be alive.
+func (ls *lines) dropOrphans(more []orphan) {
+	ls.mu.Lock()
+	todo := append(ls.orphans, more...)
+	ls.orphans = nil
+	ls.mu.Unlock()
+	var left []orphan
+	for _, o := range todo {
+		if ls.s.dropFromLine(o.key, o.waiter, o.rev) == nil {
+			continue
 		}
+		if o.lease == nil || !o.lease.isDead(time.Now()) {
+			left = append(left, o)
+		}
+	}
+	if len(left) > 0 {
+		ls.mu.Lock()
+		ls.orphans = append(ls.orphans, left...)
+		ls.mu.Unlock()
 	}
 }
 
@@ -200,22 +274,18 @@ func (ls *lines) done(waiter string) {
 func (ls *lines) keepAlive() {
 	for {
 		ls.mu.Lock()
-		if len(ls.waits) == 0 {
+		if len(ls.waits) == 0 && len(ls.orphans) == 0 {
 			ls.keeping = false
 			ls.mu.Unlock()
 			return
 		}
 		leases := make(map[*lease][]string)
-		type gone struct {
-			key, waiter string
-			rev         int64
-		}
-		var abandoned []gone
+		var abandoned []orphan
 		now := time.Now()
 		for id, w := range ls.waits {
 			instance, _, _ := strings.Cut(id, "/")
 			if sb := ls.subs[instance]; (sb == nil || sb.holders == 0) && now.Sub(w.seen) > abandonAfter {
-				abandoned = append(abandoned, gone{w.key, id, w.rev})
+				abandoned = append(abandoned, orphan{w.key, id, w.rev, w.lease})
 				if w.stop != nil {
 					w.stop()
 				}
@@ -227,10 +297,13 @@ func (ls *lines) keepAlive() {
 			}
 		}
 		ls.mu.Unlock()
-		for _, g := range abandoned {
-			ls.s.dropFromLine(g.key, g.waiter, g.rev)
-		}
+		ls.dropOrphans(abandoned)
 		next := abandonAfter / 2
+		ls.mu.Lock()
+		if len(ls.orphans) > 0 {
+			next = abandonAfter / 10
+		}
+		ls.mu.Unlock()
 		for l, waiters := range leases {
 			length := time.Duration(l.secs) * time.Second
 			ctx, cancel := context.WithTimeout(ls.s.c.Ctx(), length/3)
@@ -306,16 +379,17 @@ func (u subscription) Hold(context.Context) (func(), error) {
 	}, nil
 }
 
-// dropFromLine takes an abandoned waiter out of key's line, if it still
-// stands there under revision rev, and frees a lock held under its name.
-func (s *Store) dropFromLine(key, waiter string, rev int64) {
+// dropFromLine takes a waiter out of key's line, if it still stands there
+// under revision rev, and so frees the lock if it held it as the head.
+func (s *Store) dropFromLine(key, waiter string, rev int64) error {
 	ctx, cancel := context.WithTimeout(s.c.Ctx(), abandonAfter)
 	defer cancel()
 	lk := lineKey(key, waiter)
-	_, _ = s.c.Txn(reqCtx(ctx)).
+	_, err := s.c.Txn(reqCtx(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(lk), "=", rev)).
 		Then(clientv3.OpDelete(lk)).
 		Commit()
+	return err
 }
 
 // AcquireQueued implements core.Waker: Acquire for a waiter, who joins the
@@ -327,10 +401,18 @@ func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, 
 // Leave implements core.Waker: one transaction takes waiter out of the
 // line, frees a lock held under its name, and leaves a cancel marker for
 // its name, so that an attempt of its still on its way takes nothing.
-func (s *Store) Leave(ctx context.Context, key, waiter string) error {
+// When it fails, the store still takes the waiter's line key out, in the
+// background: it stands on a lease the store keeps alive for its other
+// waiters, who would otherwise wait behind it.
+func (s *Store) Leave(ctx context.Context, key, waiter string) (err error) {
 	ctx, done := s.call(ctx)
 	defer done()
-	s.lines.done(waiter)
+	w := s.lines.take(waiter)
+	defer func() {
+		if err != nil {
+			s.lines.orphaned(waiter, w)
+		}
+	}()
 	ml, err := s.pools.get(ctx, s.markerTTL)
 	if err != nil {
 		return err

@@ -11,18 +11,17 @@ import (
 )
 
 // A waiter whose Leave failed (its store was out of reach for a moment) is
-// a waiter that stopped without leaving. The store forgets it before the
-// Leave's transaction commits, so nothing takes it out of line: its line
-// key stays at the head on the store's line lease, which the store keeps
-// alive for its other waiters of the same key, and they wait behind it
-// for as long as they wait.
+// a waiter that stopped without leaving, while its line key stands at the
+// head on the store's line lease, which the store keeps alive for its other
+// waiters of the same key. The store must still take it out of line, or
+// they wait behind it for as long as they wait.
 func TestFailedLeaveLeavesNoHeadBehind(t *testing.T) {
 	st, _ := newStore(t)
 	ctx := ctxFor(t, 30*time.Second)
-	const key = "attack/{leave}"
+	const key = "leave/{failed}"
 	ttl := 5 * time.Second
 
-	sub := st.Subscribe("attack/", "i1", func(string, string) {})
+	sub := st.Subscribe("leave/", "i1", func(string, string) {})
 	done, err := sub.Hold(ctx)
 	if err != nil {
 		t.Fatal(err)
