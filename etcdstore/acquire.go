@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
@@ -32,6 +33,9 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			return core.Grant{}, nil, err
 		}
 	}
+	// The waiter's place in line as the attempt starts: if the attempt
+	// finds it gone because its lease ended, the wait is over.
+	placeRev, placeLease := s.lines.place(waiter, l.Key)
 	for retried := false; ; retried = true {
 		var g core.Grant
 		var rec []byte
@@ -42,6 +46,12 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			// In line: the lock is taken by a read (see head.go), and
 			// needs no lease of its own.
 			g, rec, claimed, err = s.claimHead(ctx, l, waiter, withRecord, rev, start)
+		}
+		if !claimed && placeRev > 0 && s.placeLost(ctx, placeLease) {
+			// Rejoining now would put the waiter at the back, on a new
+			// lease, as if it had never lost its place.
+			s.lines.done(waiter)
+			return core.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
 		}
 		if !claimed {
 			if ls, err = s.leases.current(ctx, l.TTL); err != nil {
@@ -71,7 +81,7 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			}
 			continue
 		}
-		if err != nil && waiter != "" && !errors.Is(err, core.ErrNotObtained) && ctx.Err() == nil && s.c.Ctx().Err() == nil {
+		if err != nil && waiter != "" && !errors.Is(err, core.ErrNotObtained) && !errors.Is(err, ErrLeaseExpired) && ctx.Err() == nil && s.c.Ctx().Err() == nil {
 			// A waiter keeps its place through a failed attempt (a leader
 			// change, say) once the attempt is known to take nothing: it
 			// is cancelled here, as the Locker would, and the waiter told
@@ -83,8 +93,29 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 		if err != nil && !errors.Is(err, core.ErrNotObtained) {
 			return core.Grant{}, nil, s.failure("acquire", err)
 		}
+		if rev, _ := s.lines.place(waiter, l.Key); errors.Is(err, core.ErrNotObtained) && placeRev > 0 && rev != placeRev && s.placeLost(ctx, placeLease) {
+			// The attempt was on its way as the lease ran out, and joined
+			// the line anew: take that key out, and stop.
+			if w := s.lines.take(waiter); w != nil {
+				s.lines.orphaned(waiter, w)
+			}
+			return core.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
+		}
 		return g, rec, err
 	}
+}
+
+// placeLost reports whether l, the lease a waiter stood in line on, may
+// have ended: by our clock, or etcd says so. Asked only when the waiter's
+// place is found gone, so the question costs nothing on the usual path.
+func (s *Store) placeLost(ctx context.Context, l *lease) bool {
+	if l == nil {
+		return false
+	}
+	if l.isDead(time.Now()) {
+		return true
+	}
+	return errors.Is(s.lineLeases.keepAlive(ctx, l, forceRenewal), ErrLeaseExpired)
 }
 
 // voidAttempt cancels the attempt of l whose outcome is unknown, trying
