@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
@@ -85,9 +86,22 @@ func (s *Store) claimHead(ctx context.Context, l core.Lease, waiter string, with
 		if on == nil {
 			return core.Grant{}, nil, false, nil
 		}
+		v := on.validity(l.TTL, start)
+		if v <= 0 && s.lineLeases.keepAlive(ctx, on, forceRenewal) == nil {
+			v = on.validity(l.TTL, start)
+		}
+		if v <= 0 {
+			// The read proves the head holds the lock in etcd, but its
+			// line lease has no time left by our clock: a grant would be
+			// one its holder cannot rely on. It leaves the line instead.
+			if w := s.lines.take(waiter); w != nil {
+				s.lines.orphaned(waiter, w)
+			}
+			return core.Grant{}, nil, true, fmt.Errorf("%w: the line lease has no time left to hold the lock on", ErrLeaseExpired)
+		}
 		s.held.add(l.Token, lk, rev, on, l.TTL, start, true)
 		s.lines.done(waiter)
-		return core.Grant{Fence: uint64(rev), Validity: on.validity(l.TTL, start)}, nil, true, nil
+		return core.Grant{Fence: uint64(rev), Validity: v}, nil, true, nil
 	}
 	var holder *mvccpb.KeyValue
 	if kvs := resps[0].GetResponseRange().Kvs; len(kvs) > 0 {
