@@ -56,7 +56,8 @@ const abandonAfter = time.Second
 // failed, or it was abandoned) but whose deletion has not committed: left
 // where it stands, it would head the line on a lease the store keeps alive
 // for its other waiters. It is retried until it commits or its lease can
-// no longer be alive, which takes the key with it.
+// no longer be alive, which takes the key with it: so for no longer than
+// the store's other waiters keep that lease alive.
 type orphan struct {
 	key, waiter string
 	rev         int64
@@ -256,7 +257,9 @@ func (ls *lines) dropOrphans(more []orphan) {
 		if ls.s.dropFromLine(o.key, o.waiter, o.rev) == nil {
 			continue
 		}
-		if o.lease == nil || !o.lease.isDead(time.Now()) {
+		// A lease this store does not know, it does not keep alive: the
+		// key runs out with it.
+		if o.lease != nil && !o.lease.isDead(time.Now()) {
 			left = append(left, o)
 		}
 	}
