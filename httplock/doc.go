@@ -162,11 +162,14 @@
 //     release the store fails is retried in the background until it is done
 //     or the lease ends.
 //   - Waiting across instances depends on the Locker's store. A store that
-//     implements core.Waker (Redis, Cluster, Sentinel, memory) keeps a
-//     line of waiters per key across every instance that shares it: they
-//     are served about in arrival order, and a release hands the key to
-//     the next in line and wakes it at once, on whichever instance it
-//     waits (Redlock wakes every waiter and hands the key to none). A store
+//     implements core.Waker (memory, Redis, Cluster, Sentinel, Redlock,
+//     PostgreSQL, etcd) keeps a line of waiters per key across every
+//     instance that shares it: they are served about in arrival order, and
+//     a release wakes the next in line at once, on whichever instance it
+//     waits. Redis, Cluster, Sentinel, memory and PostgreSQL hand it the
+//     key with the release; on etcd the head of the line takes the key as
+//     soon as it is free; Redlock wakes every waiter and hands the key to
+//     none. A store
 //     without it is polled with the Locker's backoff (core.WithRetry),
 //     never past the holder's lease; only a release in the same Locker
 //     wakes its waiter at once. Either way, on one instance the waiters of
