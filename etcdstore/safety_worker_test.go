@@ -30,6 +30,8 @@ type guardedWorker struct {
 	h      *safety.History
 	ledger *ledger
 	pause  time.Duration // the most a hold pauses between read and write
+	// callTimeout bounds the read and the guarded write.
+	callTimeout time.Duration
 }
 
 const (
@@ -40,7 +42,7 @@ const (
 
 func newGuardedWorker(name string, cli *clientv3.Client, h *safety.History, lg *ledger, pause time.Duration) *guardedWorker {
 	s := etcdstore.New(cli)
-	return &guardedWorker{name: name, cli: cli, store: s, h: h, ledger: lg, pause: pause,
+	return &guardedWorker{name: name, cli: cli, store: s, h: h, ledger: lg, pause: pause, callTimeout: time.Second,
 		locker: core.NewLocker(s, core.WithTTL(workerTTL), core.WithLogger(quietLog()))}
 }
 
@@ -72,7 +74,7 @@ func (w *guardedWorker) cycle(ctx context.Context) {
 		}
 	})
 
-	rctx, rcancel := context.WithTimeout(ctx, time.Second)
+	rctx, rcancel := context.WithTimeout(ctx, w.callTimeout)
 	r, err := w.cli.Get(rctx, balanceKey)
 	rcancel()
 	if err == nil {
@@ -85,7 +87,7 @@ func (w *guardedWorker) cycle(ctx context.Context) {
 			time.Sleep(rand.N(w.pause))
 		}
 		h.Add(safety.Event{Worker: w.name, Kind: safety.Write, Type: safety.Invoke, Fence: fence})
-		wctx, wcancel := context.WithTimeout(ctx, time.Second)
+		wctx, wcancel := context.WithTimeout(ctx, w.callTimeout)
 		tr, err := w.cli.Txn(wctx).
 			If(w.store.Guard(lk), clientv3.Compare(clientv3.ModRevision(balanceKey), "=", modRev)).
 			Then(clientv3.OpPut(balanceKey, fmt.Sprintf("%d/%d", base+1, fence))).
@@ -151,6 +153,10 @@ func runWorkerProcess(endpoints string) int {
 	h := safety.NewHistory(lockedWriter{&out, os.Stdout})
 	lg := &ledger{}
 	w := newGuardedWorker("proc", cli, h, lg, 300*time.Millisecond)
+	// Continued after a stop of twice its lease, the process's connections
+	// may take a moment to come back (under -race, more than a second): its
+	// read and its guarded write must still reach etcd, to be refused.
+	w.callTimeout = 10 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		b := make([]byte, 1)

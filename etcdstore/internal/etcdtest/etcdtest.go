@@ -100,12 +100,32 @@ func Start(t T, opts ...Option) *Cluster { return StartCluster(t, 1, opts...) }
 // StartCluster starts n members on loopback and waits until the cluster
 // serves requests; they are stopped and their data removed at cleanup. It
 // fails t, saying how to install it, when etcd is not installed.
+//
+// A port found free can be taken by another process before etcd binds it,
+// and a member then exits at once: the cluster is started again on fresh
+// ports, a few times.
 func StartCluster(t T, n int, opts ...Option) *Cluster {
 	t.Helper()
 	if _, err := exec.LookPath(Binary); err != nil {
 		t.Fatalf("etcdtest: %s not found in PATH (apt-get install etcd-server): %v", Binary, err)
 	}
-	c := &Cluster{t: t}
+	for attempt := 1; ; attempt++ {
+		c, exited := startCluster(t, n, opts...)
+		if exited == "" {
+			return c
+		}
+		c.stopAll()
+		if attempt == 3 {
+			t.Fatalf("etcdtest: %s", exited)
+		}
+	}
+}
+
+// startCluster is one try of StartCluster; exited, when not "", says which
+// member exited at start and why.
+func startCluster(t T, n int, opts ...Option) (c *Cluster, exited string) {
+	t.Helper()
+	c = &Cluster{t: t}
 	for _, o := range opts {
 		o(c)
 	}
@@ -135,9 +155,11 @@ func StartCluster(t T, n int, opts ...Option) *Cluster {
 		m.start(t)
 	}
 	for _, m := range c.Members {
-		m.waitHealthy(t, 30*time.Second)
+		if exited := m.waitHealthy(t, 30*time.Second); exited != "" {
+			return c, exited
+		}
 	}
-	return c
+	return c, ""
 }
 
 // tempRoot is where data directories go: in memory when it can be, since
@@ -253,8 +275,9 @@ func (m *Member) start(t T) {
 	m.mu.Unlock()
 }
 
-// waitHealthy waits until the member answers /health with a leader.
-func (m *Member) waitHealthy(t T, within time.Duration) {
+// waitHealthy waits until the member answers /health with a leader; it
+// returns what the member logged when it exited instead.
+func (m *Member) waitHealthy(t T, within time.Duration) (exited string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	hc := &http.Client{Timeout: time.Second}
@@ -264,7 +287,7 @@ func (m *Member) waitHealthy(t T, within time.Duration) {
 			ok := resp.StatusCode == http.StatusOK
 			resp.Body.Close()
 			if ok {
-				return
+				return ""
 			}
 		}
 		m.mu.Lock()
@@ -272,7 +295,7 @@ func (m *Member) waitHealthy(t T, within time.Duration) {
 		m.mu.Unlock()
 		select {
 		case <-done:
-			t.Fatalf("etcdtest: %s exited at start:\n%s", m.Name, m.logTail())
+			return fmt.Sprintf("%s exited at start:\n%s", m.Name, m.logTail())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -310,7 +333,9 @@ func (m *Member) Restart(t T) {
 	t.Helper()
 	m.Kill()
 	m.start(t)
-	m.waitHealthy(t, 30*time.Second)
+	if exited := m.waitHealthy(t, 30*time.Second); exited != "" {
+		t.Fatalf("etcdtest: restart: %s", exited)
+	}
 }
 
 // Pause stops the member's process with SIGSTOP: its sockets stay open and
