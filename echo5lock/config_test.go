@@ -36,13 +36,6 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 		if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
 			t.Errorf("ToMiddleware: %v, want %q", err, want)
 		}
-		func() {
-			defer func() {
-				if err, _ := recover().(error); err == nil || err.Error() != want {
-					t.Errorf("WithConfig panicked with %v, want %q", err, want)
-				}
-			}()
-			WithConfig(cfg)
-		}()
+		httpcases.CheckConfigPanics(t, func(c Config) { WithConfig(c) }, map[string]Config{want: cfg})
 	}
 }

@@ -1,7 +1,6 @@
 package echolock
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -25,20 +24,10 @@ func TestConfigMirrorsEngine(t *testing.T) {
 
 func TestNewPanicNamesTheField(t *testing.T) {
 	l := core.NewLocker(core.NewMemoryStore())
-	for want, cfg := range map[string]Config{
+	httpcases.CheckConfigPanics(t, func(c Config) { WithConfig(c) }, map[string]Config{
 		"echolock.WithConfig: httplock: Config.MaxWait is negative (-1s)":              {Locker: l, Key: FromHeader("X-Key"), MaxWait: -time.Second},
 		"echolock.WithConfig: httplock: Config.StoreTimeout is negative (-1ms)":        {Locker: l, Key: FromHeader("X-Key"), StoreTimeout: -time.Millisecond},
 		"echolock.WithConfig: httplock: Config.Locker is nil":                          {Key: FromHeader("X-Key")},
 		"echolock.WithConfig: Config.Key is nil: " + httplock.ErrInvalidConfig.Error(): {Locker: l},
-	} {
-		func() {
-			defer func() {
-				err, _ := recover().(error)
-				if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
-					t.Errorf("recovered %v, want %q", err, want)
-				}
-			}()
-			WithConfig(cfg)
-		}()
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package ginlock
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -22,20 +21,10 @@ func TestConfigMirrorsEngine(t *testing.T) {
 
 func TestNewPanicNamesTheField(t *testing.T) {
 	l := core.NewLocker(core.NewMemoryStore())
-	for want, cfg := range map[string]Config{
+	httpcases.CheckConfigPanics(t, func(c Config) { New(c) }, map[string]Config{
 		"ginlock.New: httplock: Config.MaxWait is negative (-1s)":              {Locker: l, Key: FromHeader("X-Key"), MaxWait: -time.Second},
 		"ginlock.New: httplock: Config.StoreTimeout is negative (-1ms)":        {Locker: l, Key: FromHeader("X-Key"), StoreTimeout: -time.Millisecond},
 		"ginlock.New: httplock: Config.Locker is nil":                          {Key: FromHeader("X-Key")},
 		"ginlock.New: Config.Key is nil: " + httplock.ErrInvalidConfig.Error(): {Locker: l},
-	} {
-		func() {
-			defer func() {
-				err, _ := recover().(error)
-				if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
-					t.Errorf("recovered %v, want %q", err, want)
-				}
-			}()
-			New(cfg)
-		}()
-	}
+	})
 }
