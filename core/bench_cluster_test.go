@@ -9,6 +9,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // BenchmarkClusterCycle: one uncontended TryObtain + Release through a
@@ -28,7 +29,7 @@ func BenchmarkClusterCycle(b *testing.B) {
 	single := redistest.Start(b).Client(b)
 	cl := redistest.StartCluster(b, 3)
 	cc := cl.Client(b)
-	l := newLocker(core.NewRedisStore(cc))
+	l := newLocker(redisstore.New(cc))
 	single.Ping(ctx)
 	if lk, err := l.TryObtain(ctx, "k"); err == nil { // learn the slot map outside the timings
 		lk.Release(ctx)

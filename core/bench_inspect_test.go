@@ -7,6 +7,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A holder label costs nothing measurable when unset and little when set:
@@ -25,7 +27,7 @@ func BenchmarkHolderLabel(b *testing.B) {
 				}
 			}
 		}
-		s := core.NewMemoryStore()
+		s := memorystore.New()
 		return []benchratio.Cycle{
 			{Name: "plain", Run: cycle(newLocker(s, core.WithoutWatchdog()))},
 			{Name: "holder", Run: cycle(newLocker(s, core.WithoutWatchdog(), core.WithHolder("web-1")))},
@@ -40,7 +42,7 @@ func BenchmarkHolderLabel(b *testing.B) {
 func BenchmarkInspectRedis(b *testing.B) {
 	ctx := context.Background()
 	c := redistest.Start(b).Client(b)
-	l := newLocker(core.NewRedisStore(c), core.WithHolder("web-1"))
+	l := newLocker(redisstore.New(c), core.WithHolder("web-1"))
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/internal/safety"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // handOffWorkerEnv makes the test binary a worker process of
@@ -35,7 +36,7 @@ func handOffWorker(spec string) int {
 	}
 	c := redis.NewClient(redistest.ClientOptions(addr))
 	defer c.Close()
-	l := core.NewLocker(core.NewRedisStore(c), core.WithLogger(quiet))
+	l := core.NewLocker(redisstore.New(c), core.WithLogger(quiet))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(durMs)*time.Millisecond)
 	defer cancel()
 	out := bufio.NewWriter(os.Stdout)

@@ -14,6 +14,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // sdkTelemetry is the SDK with every span's cost paid on the caller's
@@ -73,7 +75,7 @@ func BenchmarkTelemetry(b *testing.B) {
 	ctx := context.Background()
 	c := redistest.Start(b).Client(b)
 	c.Ping(ctx)
-	rs := core.NewRedisStore(c)
+	rs := redisstore.New(c)
 	redisCycles := func(b *testing.B) []benchratio.Cycle {
 		skey, err := newLocker(rs).StoreKey("floor")
 		if err != nil {
@@ -86,7 +88,7 @@ func BenchmarkTelemetry(b *testing.B) {
 	benchratio.Each(b, "redis/", redisCycles)
 	b.Run("redis/ratio", func(b *testing.B) { benchratio.Ratios(b, redisCycles(b)...) })
 
-	ms := core.NewMemoryStore()
+	ms := memorystore.New()
 	memoryCycles := func(b *testing.B) []benchratio.Cycle { return telemetryCycles(ctx, b, ms) }
 	benchratio.Each(b, "memory/", memoryCycles)
 	b.Run("memory/ratio", func(b *testing.B) { benchratio.Ratios(b, memoryCycles(b)...) })

@@ -13,6 +13,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // floorCycle is one cycle of a floor: acquire (core.FloorSetNX or
@@ -62,7 +64,7 @@ func BenchmarkCycle(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	c := srv.Client(b)
-	l := newLocker(core.NewRedisStore(c))
+	l := newLocker(redisstore.New(c))
 	c.Ping(ctx) // connect and load nothing into the timings
 	on := func(id string) func(*testing.B) []benchratio.Cycle {
 		return func(b *testing.B) []benchratio.Cycle { return cycles(ctx, b, c, l, id) }
@@ -83,7 +85,7 @@ func BenchmarkCycle(b *testing.B) {
 	readme := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 	b.Cleanup(func() { _ = readme.Close() })
 	readme.Ping(ctx)
-	rl := newLocker(core.NewRedisStore(readme))
+	rl := newLocker(redisstore.New(readme))
 	b.Run("redis/readme/ratio", func(b *testing.B) {
 		cy := cycles(ctx, b, readme, rl, "r")
 		benchratio.Ratios(b, cy...)
@@ -123,7 +125,7 @@ func BenchmarkCycle(b *testing.B) {
 			mu.Unlock()
 		}
 	})
-	ml := newLocker(core.NewMemoryStore())
+	ml := newLocker(memorystore.New())
 	b.Run("memory/sequential/reqlock", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

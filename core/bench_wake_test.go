@@ -14,6 +14,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // pollingOnly hides every optional interface of a store, wake-ups and the
@@ -50,7 +51,7 @@ func contend(tb testing.TB, addr string, n, count int, hold, think, dur time.Dur
 	for i := range n {
 		client := redis.NewClient(redistest.ClientOptions(addr))
 		defer client.Close()
-		var st core.Store = core.NewRedisStore(client)
+		var st core.Store = redisstore.New(client)
 		if polling {
 			st = pollingOnly{st}
 		}

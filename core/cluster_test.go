@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 func init() {
 	contractStores = append(contractStores, storeCase{"cluster", func(t *testing.T) (core.Store, func(string)) {
 		cc := redistest.StartCluster(t, 3).Client(t)
-		return core.NewRedisStore(cc), func(k string) { cc.Del(context.Background(), k) }
+		return redisstore.New(cc), func(k string) { cc.Del(context.Background(), k) }
 	}})
 }
 
@@ -25,7 +27,7 @@ func TestClusterKeysSpreadOverSlots(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	cc := cl.Client(t)
 	ctx := ctxT(t, 20*time.Second)
-	l := newLocker(core.NewRedisStore(cc))
+	l := newLocker(redisstore.New(cc))
 
 	const n = 200
 	slots := make(map[int64]bool)
@@ -66,9 +68,9 @@ func TestClusterLockSurvivesReshard(t *testing.T) {
 	cc := cl.Client(t)
 	ctx := ctxT(t, 20*time.Second)
 	const ttl = 300 * time.Millisecond
-	store := core.NewRedisStore(cc)
-	l := newLocker(store, core.WithTTL(ttl))
-	other := newLocker(store)
+	st := redisstore.New(cc)
+	l := newLocker(st, core.WithTTL(ttl))
+	other := newLocker(st)
 
 	lk, err := l.TryObtain(ctx, "order-7")
 	if err != nil {
@@ -120,10 +122,10 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	cc := cl.Client(t)
 	ctx := ctxT(t, 20*time.Second)
-	store := core.NewRedisStore(cc)
-	held := core.Lease{Key: "a:{migrating}", Token: "holder", TTL: 10 * time.Second}
-	fresh := core.Lease{Key: "b:{migrating}", Token: "newcomer", TTL: 10 * time.Second}
-	g, err := store.Acquire(ctx, held)
+	st := redisstore.New(cc)
+	held := store.Lease{Key: "a:{migrating}", Token: "holder", TTL: 10 * time.Second}
+	fresh := store.Lease{Key: "b:{migrating}", Token: "newcomer", TTL: 10 * time.Second}
+	g, err := st.Acquire(ctx, held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,37 +140,37 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 	}
 	finish := cl.BeginMove(t, slot, to)
 
-	if r := store.Extend(ctx, []core.Lease{held}); r[0].Err != nil {
+	if r := st.Extend(ctx, []store.Lease{held}); r[0].Err != nil {
 		t.Fatalf("Extend while the slot moves: %v", r[0].Err)
 	}
-	if left, err := store.TTL(ctx, held.Key, held.Token); err != nil || left <= 0 {
+	if left, err := st.TTL(ctx, held.Key, held.Token); err != nil || left <= 0 {
 		t.Fatalf("TTL while the slot moves: %v, %v", left, err)
 	}
 	// An acquire names the attempt's cancel marker too, which does not
 	// exist: Redis answers TRYAGAIN for a key set that is partly there
 	// while its slot moves, for a contender as for a new lock. Nothing is
 	// taken either way.
-	contender := core.Lease{Key: held.Key, Token: "contender", TTL: time.Second}
-	for _, l := range []core.Lease{contender, fresh} {
-		if _, err := store.Acquire(ctx, l); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+	contender := store.Lease{Key: held.Key, Token: "contender", TTL: time.Second}
+	for _, l := range []store.Lease{contender, fresh} {
+		if _, err := st.Acquire(ctx, l); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
 			t.Fatalf("acquire of %s while the slot moves: %v, want TRYAGAIN", l.Key, err)
 		}
 	}
 	// A release names the key's line too, which does not exist: TRYAGAIN
 	// as well, and nothing is deleted. (A Lock retries its release in the
 	// background until the move ends.)
-	if err := store.Release(ctx, held.Key, held.Token); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+	if err := st.Release(ctx, held.Key, held.Token); err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
 		t.Fatalf("Release while the slot moves: %v, want TRYAGAIN", err)
 	}
 
 	finish()
-	if err := store.Release(ctx, held.Key, held.Token); err != nil {
+	if err := st.Release(ctx, held.Key, held.Token); err != nil {
 		t.Fatalf("Release after the move: %v", err)
 	}
-	if _, err := store.Acquire(ctx, fresh); err != nil {
+	if _, err := st.Acquire(ctx, fresh); err != nil {
 		t.Fatalf("new lock after the move: %v", err)
 	}
-	again, err := store.Acquire(ctx, core.Lease{Key: held.Key, Token: "next", TTL: time.Second})
+	again, err := st.Acquire(ctx, store.Lease{Key: held.Key, Token: "next", TTL: time.Second})
 	if err != nil {
 		t.Fatalf("the released lock after the move: %v", err)
 	}
@@ -182,10 +184,10 @@ func TestClusterLockDuringSlotMigration(t *testing.T) {
 // the lock is refused as unreplicated, on every master.
 func TestClusterReplicaAcks(t *testing.T) {
 	cc := redistest.StartCluster(t, 3).Client(t)
-	l := newLocker(core.NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond))
+	l := newLocker(redisstore.New(cc).WithReplicaAcks(1, 5*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 	for i := range 10 {
-		if _, err := l.TryObtain(ctx, fmt.Sprintf("k%d", i)); !errors.Is(err, core.ErrNotReplicated) {
+		if _, err := l.TryObtain(ctx, fmt.Sprintf("k%d", i)); !errors.Is(err, redisstore.ErrNotReplicated) {
 			t.Fatalf("TryObtain: %v, want ErrNotReplicated", err)
 		}
 	}
@@ -199,15 +201,15 @@ func TestClusterReplicaAcks(t *testing.T) {
 func TestClusterReplicaAcksFollowsRedirects(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	cc := cl.Client(t)
-	s := core.NewRedisStore(cc).WithReplicaAcks(1, 5*time.Millisecond)
+	s := redisstore.New(cc).WithReplicaAcks(1, 5*time.Millisecond)
 	ctx := ctxT(t, 20*time.Second)
 	refused := func(phase, key string) {
 		t.Helper()
-		_, err := s.Acquire(ctx, core.Lease{Key: key, Token: "tok-" + phase, TTL: 10 * time.Second})
+		_, err := s.Acquire(ctx, store.Lease{Key: key, Token: "tok-" + phase, TTL: 10 * time.Second})
 		// While the slot moves, the importing node takes a two-key script
 		// only after ASKING, and then only once both keys are there: for a
 		// new lock it answers TRYAGAIN (without ASKING it would answer MOVED).
-		want := core.ErrNotReplicated
+		want := redisstore.ErrNotReplicated
 		if strings.HasPrefix(phase, "moving") {
 			if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
 				t.Fatalf("%s: Acquire: %v, want TRYAGAIN from the importing node", phase, err)

@@ -13,7 +13,11 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // storeCase is one Store the contract runs against. Files that add stores
@@ -27,12 +31,12 @@ type storeCase struct {
 
 var contractStores = []storeCase{
 	{"memory", func(t *testing.T) (core.Store, func(string)) {
-		s := core.NewMemoryStore()
+		s := memorystore.New()
 		return s, s.Delete
 	}},
 	{"redis", func(t *testing.T) (core.Store, func(string)) {
 		c := redistest.Start(t).Client(t)
-		return core.NewRedisStore(c), func(k string) { c.Del(context.Background(), k) }
+		return redisstore.New(c), func(k string) { c.Del(context.Background(), k) }
 	}},
 }
 
@@ -86,10 +90,10 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 // and every holder's fence is above the one before, where the store's fence
 // is a fencing token (not Redlock's: its fences come from several nodes'
 // counters and the acquirers' clocks, and only almost always grow; see
-// RedlockStore).
+// redlock.Store).
 func TestContractMutualExclusion(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
-		_, redlock := s.(*core.RedlockStore)
+		_, redlock := s.(*redlock.Store)
 		lockers := make([]*core.Locker, 3)
 		for i := range lockers {
 			lockers[i] = newLocker(s, core.WithTTL(time.Second),
@@ -408,7 +412,7 @@ type countingStore struct {
 	acquires atomic.Int64
 }
 
-func (s *countingStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+func (s *countingStore) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	s.acquires.Add(1)
 	return s.Store.Acquire(ctx, l)
 }

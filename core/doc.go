@@ -35,16 +35,23 @@
 //
 // # Stores
 //
-// The contract between a Locker and its stores is package core/store; core
-// re-exports its names (Store, Lease, Grant, the optional Canceler,
-// Recorder, Waker, Granter, Inspector, …). The stores are packages of their
-// own, and core keeps its older names for them as aliases:
+// A Locker is built on a Store. The stores are packages of their own:
 //
-//	memorystore          one process (core.NewMemoryStore)
-//	redisstore           Redis: one server, Cluster, Sentinel (core.NewRedisStore)
-//	redisstore/redlock   several independent Redis masters (core.NewRedlockStore)
-//	pgstore              PostgreSQL (a module of its own)
-//	etcdstore            etcd (a module of its own)
+//	memorystore          one process: memorystore.New()
+//	redisstore           Redis: one server, Cluster, Sentinel: redisstore.New(rdb)
+//	redisstore/redlock   several independent Redis masters: redlock.New(a, b, c)
+//	pgstore              PostgreSQL (a module of its own): pgstore.New(pool)
+//	etcdstore            etcd (a module of its own): etcdstore.New(cli)
 //
-// core/storetest is the conformance suite every store runs.
+// # What core exports
+//
+// core exports what a user of the lock needs: the Locker and its options,
+// Lock, Once and the record calls, Inspect, the telemetry options, and the
+// errors its calls return. Of the store contract it names only Store (what
+// NewLocker takes), Holding (what Inspect returns) and the sentinel errors
+// ErrNotObtained, ErrNotHeld, ErrStoreClosed, ErrNoInspect and ErrNoRecords,
+// which are the values of package core/store, so errors.Is matches either.
+// A store author imports core/store, which has everything else (Lease,
+// Grant, the optional Canceler, Recorder, Waker, Granter, Inspector, …), and
+// runs core/storetest, the conformance suite every store passes.
 package core

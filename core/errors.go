@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var (
@@ -24,7 +26,7 @@ var (
 // from a not-obtained error; ok is false for any other error or when the
 // store could not say.
 func HolderTTL(err error) (remaining time.Duration, ok bool) {
-	var no *NotObtainedError
+	var no *store.NotObtainedError
 	if errors.As(err, &no) && no.Remaining > 0 {
 		return no.Remaining, true
 	}

@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Inspect tells an operator who holds a key without touching it; WithHolder
 // names the instance in the answer.
 func ExampleLocker_Inspect() {
-	store := core.NewMemoryStore() // core.NewRedisStore(client) across instances
+	store := memorystore.New() // redisstore.New(client) across instances
 	web1 := core.NewLocker(store, core.WithHolder("web-1"))
 	ctx := context.Background()
 

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Do is the decorator: fn runs only while this process holds the key, and
 // the lock is released when fn returns, fails or panics.
 func ExampleLocker_Do() {
-	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
 
 	err := locker.Do(context.Background(), "order:1042", func(ctx context.Context) error {
 		lk, _ := core.FromContext(ctx)
@@ -28,7 +29,7 @@ func ExampleLocker_Do() {
 // TryObtain does not wait: a duplicate learns at once that the key is busy,
 // and for how long at most if the holder stopped renewing.
 func ExampleLocker_TryObtain() {
-	locker := core.NewLocker(core.NewMemoryStore(), core.WithTTL(5*time.Second))
+	locker := core.NewLocker(memorystore.New(), core.WithTTL(5*time.Second))
 	ctx := context.Background()
 
 	first, _ := locker.TryObtain(ctx, "user:7")
@@ -42,7 +43,7 @@ func ExampleLocker_TryObtain() {
 
 // Obtain waits, here at most 100ms, and says why it stopped.
 func ExampleLocker_Obtain() {
-	locker := core.NewLocker(core.NewMemoryStore())
+	locker := core.NewLocker(memorystore.New())
 	held, _ := locker.TryObtain(context.Background(), "report:daily")
 	defer held.Release(context.Background())
 
@@ -56,7 +57,7 @@ func ExampleLocker_Obtain() {
 // Once runs a job at most once per key within the retention: a redelivered
 // message gets the first run's result instead of a second charge.
 func ExampleLocker_Once() {
-	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
 	charge := func(ctx context.Context) ([]byte, error) {
 		fmt.Println("charging")
 		return []byte("receipt-17"), nil

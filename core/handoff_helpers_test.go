@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // answeredPolls tells, on a channel, when each acquire of a waiter in line
@@ -73,8 +74,8 @@ type pollScene struct {
 func newPollScene(px proxied, ttl time.Duration) pollScene {
 	s := pollScene{px: px, polls: newAnsweredPolls()}
 	px.via.AddHook(s.polls.hook())
-	s.holder = newLocker(core.NewRedisStore(px.direct), core.WithTTL(ttl))
-	s.waiter = newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	s.holder = newLocker(redisstore.New(px.direct), core.WithTTL(ttl))
+	s.waiter = newLocker(redisstore.New(px.via), core.WithTTL(ttl))
 	s.skey, _ = s.holder.StoreKey("k")
 	return s
 }

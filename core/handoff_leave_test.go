@@ -12,8 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // leaveErrors reports, on ch, the outcome of each Leave over a client that
@@ -93,7 +95,7 @@ func TestHandOverResentPollAfterFailedLeaveTakesNothing(t *testing.T) {
 	// The link is back: the first copy of the poll lands. A Leave tried
 	// again would land too.
 	s.proxy.Heal()
-	time.Sleep(4 * core.HandOffTimeout)
+	time.Sleep(4 * store.HandOffTimeout)
 	s.freeForOthers(t, ctx, "the waiter gave up, yet the first copy of its resent poll")
 }
 
@@ -138,10 +140,10 @@ func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 
 	const ttl = 10 * time.Second
-	holder := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
-	waiter := newLocker(core.NewRedisStore(via), core.WithTTL(ttl), core.WithoutWatchdog(),
+	holder := newLocker(redisstore.New(direct), core.WithTTL(ttl))
+	waiter := newLocker(redisstore.New(via), core.WithTTL(ttl), core.WithoutWatchdog(),
 		core.WithAttemptTimeout(60*time.Millisecond))
-	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
+	other := newLocker(redisstore.New(direct), core.WithTTL(ttl))
 	skey, _ := holder.StoreKey("k")
 
 	first, err := holder.Obtain(ctx, "k")
@@ -181,7 +183,7 @@ func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 	// The claim lands within the hand-off; the Leave is lost with its
 	// connection; the cancel goes through.
 	claim.Release()
-	waitFor(t, "the claim to land", func() bool { return direct.PTTL(ctx, skey).Val() > core.HandOffTimeout })
+	waitFor(t, "the claim to land", func() bool { return direct.PTTL(ctx, skey).Val() > store.HandOffTimeout })
 	leave.Conn().Cut()
 	cancelled.Release()
 
@@ -194,7 +196,7 @@ func TestHandOverLateClaimAfterFailedLeaveIsCancelled(t *testing.T) {
 		t.Fatalf("the waiter's Obtain: %v, want ErrUnavailable", got.err)
 	}
 	// Give the background cancel time to be tried again, had it failed.
-	time.Sleep(2 * core.HandOffTimeout)
+	time.Sleep(2 * store.HandOffTimeout)
 	settle(t, direct)
 
 	lk, err := other.TryObtain(ctx, "k")

@@ -7,6 +7,7 @@ import (
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // WithPrefix accepts any prefix without '{' or '}', spaces included. A
@@ -20,10 +21,10 @@ func TestHandOverWakesUnderAPrefixWithSpaces(t *testing.T) {
 			srv := redistest.Start(t)
 			ctx := ctxT(t, 20*time.Second)
 			const ttl = 10 * time.Second
-			holder := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix))
+			holder := newLocker(redisstore.New(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix))
 			// Polls far apart: the waiter gets the lock in time only if the
 			// release tells it.
-			waiter := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix),
+			waiter := newLocker(redisstore.New(srv.Client(t)), core.WithTTL(ttl), core.WithPrefix(prefix),
 				core.WithRetry(backoff.Constant(8*time.Second)))
 			skey, _ := holder.StoreKey("k")
 			observer := srv.Client(t)

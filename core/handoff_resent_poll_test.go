@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // A waiter's poll whose reply timed out is resent by go-redis (MaxRetries,
@@ -34,7 +35,7 @@ func TestHandOverResentPollTakesNothingFromTheWaiter(t *testing.T) {
 	value := s.direct.Get(ctx, s.skey).Val()
 	select {
 	case <-lk.Lost():
-	case <-time.After(2 * core.HandOffTimeout):
+	case <-time.After(2 * store.HandOffTimeout):
 	}
 	lost := false
 	select {

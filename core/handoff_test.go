@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // lineCalls counts, in n, the scripts a client sends that name a key's line:
@@ -34,12 +36,12 @@ func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
 		srv := redistest.Start(t)
 		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) }, plainRedis)
 	})
-	// A store from outside the package that embeds RedisStore gets the
+	// A store from outside the package that embeds redisstore.Store gets the
 	// hand-off through the exported contract (Granter) alone.
 	t.Run("redis-embedded", func(t *testing.T) {
 		srv := redistest.Start(t)
 		handOverRuns(t, func() redis.UniversalClient { return srv.Client(t) }, func(c redis.UniversalClient) core.Store {
-			return embeddingRedisStore{core.NewRedisStore(c)}
+			return embeddingRedisStore{redisstore.New(c)}
 		})
 	})
 	t.Run("cluster", func(t *testing.T) {
@@ -54,9 +56,9 @@ func TestHandOverRunsWithoutAnAcquire(t *testing.T) {
 
 // embeddingRedisStore is how a user adds to the Redis store: every method
 // is the embedded one's.
-type embeddingRedisStore struct{ *core.RedisStore }
+type embeddingRedisStore struct{ *redisstore.Store }
 
-func plainRedis(c redis.UniversalClient) core.Store { return core.NewRedisStore(c) }
+func plainRedis(c redis.UniversalClient) core.Store { return redisstore.New(c) }
 
 // handOverRuns is TestHandOverRunsWithoutAnAcquire over the clients that
 // newClient opens, one per instance, and the stores newStore makes of them.
@@ -105,13 +107,13 @@ func handOverRuns(t *testing.T, newClient func() redis.UniversalClient, newStore
 	}
 
 	// Held past the hand-off's own lease: the watchdog renewed it.
-	time.Sleep(3 * core.HandOffTimeout)
+	time.Sleep(3 * store.HandOffTimeout)
 	select {
 	case <-lk.Lost():
 		t.Fatal("the handed-over lock was lost")
 	default:
 	}
-	if left, err := lk.TTL(ctx); err != nil || left <= core.HandOffTimeout {
+	if left, err := lk.TTL(ctx); err != nil || left <= store.HandOffTimeout {
 		t.Fatalf("lease %v, %v: want renewed to about %v", left, err, ttl)
 	}
 	select {

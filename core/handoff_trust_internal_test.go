@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A waiter relies on a hand-off without asking the store only when its
@@ -25,7 +28,7 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 		{name: "no fence seen when refused", fence: 8, refusedFence: 0, refusedAt: now},
 		{name: "the same fence", fence: 7, refusedFence: 7, refusedAt: now},
 		{name: "an older fence", fence: 6, refusedFence: 7, refusedAt: now},
-		{name: "too little lease left", fence: 8, refusedFence: 7, refusedAt: now.Add(-validity(HandOffTimeout) + minHandedOver/2)},
+		{name: "too little lease left", fence: 8, refusedFence: 7, refusedAt: now.Add(-validity(store.HandOffTimeout) + minHandedOver/2)},
 		{name: "lease over", fence: 8, refusedFence: 7, refusedAt: now.Add(-time.Second)},
 		{name: "a slow link", fence: 8, refusedFence: 7, refusedAt: now, rtt: 40 * time.Millisecond},
 		{name: "a fast link", fence: 8, refusedFence: 7, refusedAt: now, rtt: time.Millisecond, want: true},
@@ -38,7 +41,7 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 			if c.manual {
 				opts = append(opts, WithoutWatchdog())
 			}
-			l := NewLocker(NewMemoryStore(), opts...)
+			l := NewLocker(memorystore.New(), opts...)
 			lk := l.handedOver(ctx, "k", "reqlock:{k}", "i/w", c.fence, refusal{at: c.refusedAt, rtt: c.rtt, fence: c.refusedFence}, c.withRecord)
 			if got := lk != nil; got != c.want {
 				t.Fatalf("handed over: %v, want %v", got, c.want)
@@ -51,7 +54,7 @@ func TestHandedOverOnlyWhenProvablyCurrent(t *testing.T) {
 			}
 			// Valid no longer than the hand-off's lease from the refused
 			// attempt; whatever reaches the store no further than one from now.
-			if !lk.validUntil.Equal(c.refusedAt.Add(validity(HandOffTimeout))) || lk.reach.After(time.Now().Add(HandOffTimeout)) {
+			if !lk.validUntil.Equal(c.refusedAt.Add(validity(store.HandOffTimeout))) || lk.reach.After(time.Now().Add(store.HandOffTimeout)) {
 				t.Fatalf("valid until %v, reach %v", lk.validUntil, lk.reach)
 			}
 			l.dog.remove(lk)

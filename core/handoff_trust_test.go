@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A hand-off whose message comes late, after its HandOffTimeout ran out,
@@ -16,10 +18,10 @@ import (
 func TestHandOverToldLateIsNotTrusted(t *testing.T) {
 	px := startProxied(t)
 	ctx := ctxT(t, 20*time.Second)
-	direct := core.NewRedisStore(px.direct)
+	direct := redisstore.New(px.direct)
 	holder := newLocker(direct, core.WithTTL(10*time.Second))
 	other := newLocker(direct, core.WithTTL(10*time.Second))
-	waiter := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+	waiter := newLocker(redisstore.New(px.via), core.WithTTL(10*time.Second))
 	skey, _ := holder.StoreKey("k")
 
 	first, err := holder.Obtain(ctx, "k")
@@ -41,7 +43,7 @@ func TestHandOverToldLateIsNotTrusted(t *testing.T) {
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(core.HandOffTimeout + 20*time.Millisecond) // the hand-off runs out
+	time.Sleep(store.HandOffTimeout + 20*time.Millisecond) // the hand-off runs out
 	taken, err := other.TryObtain(ctx, "k")
 	if err != nil {
 		t.Fatalf("the hand-off did not run out: %v", err)
@@ -55,7 +57,7 @@ func TestHandOverToldLateIsNotTrusted(t *testing.T) {
 	select {
 	case o := <-wGot:
 		t.Fatalf("the waiter took a hand-off that had run out (err %v) while another holds the lock", o.err)
-	case <-time.After(3 * core.HandOffTimeout):
+	case <-time.After(3 * store.HandOffTimeout):
 	}
 	if h, err := holder.Inspect(ctx, "k"); err != nil || h.HandedOff || !h.Held {
 		t.Fatalf("inspect: %+v, %v: the other should still hold it", h, err)

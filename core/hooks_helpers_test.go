@@ -35,7 +35,7 @@ func (h commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // addCommandHook adds h where it sees the store's scripts: on a Cluster,
-// to each node's client, since RedisStore sends its scripts straight to the
+// to each node's client, since redisstore.Store sends its scripts straight to the
 // key's master and hooks on the ClusterClient itself do not see them.
 func addCommandHook(t *testing.T, ctx context.Context, c redis.UniversalClient, h redis.Hook) {
 	t.Helper()

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Inspect reports who holds key (the raw key, hashed as Obtain hashes it)
@@ -16,7 +18,7 @@ func (l *Locker) Inspect(ctx context.Context, key string) (Holding, error) {
 	if err != nil {
 		return Holding{}, err
 	}
-	in, ok := l.store.(Inspector)
+	in, ok := l.store.(store.Inspector)
 	if !ok {
 		return Holding{StoreKey: skey}, ErrNoInspect
 	}

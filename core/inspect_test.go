@@ -13,6 +13,9 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // inspectCase is a store for the Inspect tests, with the servers behind it
@@ -26,11 +29,11 @@ type inspectCase struct {
 
 var inspectCases = []inspectCase{
 	{"memory", func(t *testing.T) (core.Store, []redis.UniversalClient) {
-		return core.NewMemoryStore(), nil
+		return memorystore.New(), nil
 	}, false},
 	{"redis", func(t *testing.T) (core.Store, []redis.UniversalClient) {
 		c := redistest.Start(t).Client(t)
-		return core.NewRedisStore(c), []redis.UniversalClient{c}
+		return redisstore.New(c), []redis.UniversalClient{c}
 	}, true},
 	{"cluster", func(t *testing.T) (core.Store, []redis.UniversalClient) {
 		cl := redistest.StartCluster(t, 3)
@@ -38,11 +41,11 @@ var inspectCases = []inspectCase{
 		for _, s := range cl.Servers {
 			masters = append(masters, s.Client(t))
 		}
-		return core.NewRedisStore(cl.Client(t)), masters
+		return redisstore.New(cl.Client(t)), masters
 	}, true},
 	{"redlock", func(t *testing.T) (core.Store, []redis.UniversalClient) {
 		_, clients := startRedlock(t, 5)
-		return core.NewRedlockStore(clients...).WithNodeTimeout(time.Second), clients
+		return redlock.New(clients...).WithNodeTimeout(time.Second), clients
 	}, true},
 }
 
@@ -248,7 +251,7 @@ func TestInspectIsReadOnly(t *testing.T) {
 		close(seen)
 		// Redlock may split the nodes so that nobody wins; other stores
 		// always have one winner.
-		_, redlock := s.(*core.RedlockStore)
+		_, redlock := s.(*redlock.Store)
 		if len(locks) > 1 || len(locks) == 0 && !redlock {
 			t.Fatalf("%d racers obtained the lock", len(locks))
 		}
@@ -288,7 +291,7 @@ func TestInspectIsReadOnly(t *testing.T) {
 
 // A Locker without WithHolder stores the bare token: Holder is "".
 func TestInspectWithoutHolder(t *testing.T) {
-	s := core.NewRedisStore(redistest.Start(t).Client(t))
+	s := redisstore.New(redistest.Start(t).Client(t))
 	ctx := ctxT(t, 10*time.Second)
 	l := newLocker(s)
 	lk, err := l.TryObtain(ctx, "k")
@@ -308,7 +311,7 @@ func TestInspectWithoutHolder(t *testing.T) {
 func TestInspectHidesToken(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := ctxT(t, 10*time.Second)
-	l := newLocker(core.NewRedisStore(c), core.WithHolder("web.eu-1"))
+	l := newLocker(redisstore.New(c), core.WithHolder("web.eu-1"))
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +334,7 @@ func TestInspectHidesToken(t *testing.T) {
 func TestInspectHandedOff(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := ctxT(t, 10*time.Second)
-	l := newLocker(core.NewRedisStore(c))
+	l := newLocker(redisstore.New(c))
 	skey, _ := l.StoreKey("k")
 	if err := c.Set(ctx, skey, "~instance/waiter", time.Second).Err(); err != nil {
 		t.Fatal(err)
@@ -347,7 +350,7 @@ func TestInspectHandedOff(t *testing.T) {
 // answers to tell is a store failure.
 func TestInspectRedlockQuorumRule(t *testing.T) {
 	servers, clients := startRedlock(t, 5)
-	s := core.NewRedlockStore(clients...).WithNodeTimeout(time.Second)
+	s := redlock.New(clients...).WithNodeTimeout(time.Second)
 	ctx := ctxT(t, 30*time.Second)
 	l := newLocker(s, core.WithHolder("pod-a"))
 	skey, _ := l.StoreKey("k")
@@ -374,7 +377,7 @@ func TestInspectRedlockQuorumRule(t *testing.T) {
 
 // A store that does not implement Inspector says so.
 func TestInspectUnsupportedStore(t *testing.T) {
-	l := newLocker(struct{ core.Store }{core.NewMemoryStore()})
+	l := newLocker(struct{ core.Store }{memorystore.New()})
 	h, err := l.Inspect(context.Background(), "k")
 	if !errors.Is(err, core.ErrNoInspect) {
 		t.Fatalf("%v, want ErrNoInspect", err)
@@ -390,7 +393,7 @@ func TestInspectUnsupportedStore(t *testing.T) {
 // A Redis that is down is ErrUnavailable, fast, with the store key.
 func TestInspectStoreDown(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)))
+	l := newLocker(redisstore.New(srv.Client(t)))
 	srv.Kill()
 	ctx := ctxT(t, 5*time.Second)
 	h, err := l.Inspect(ctx, "k")

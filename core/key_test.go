@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 var storeKeyShape = storeKeyWithPrefix("reqlock:")
@@ -15,7 +16,7 @@ func storeKeyWithPrefix(p string) *regexp.Regexp {
 }
 
 func TestStoreKeyStaysInNamespaceAndSlot(t *testing.T) {
-	l := newLocker(core.NewMemoryStore())
+	l := newLocker(memorystore.New())
 	seen := map[string]string{}
 	for _, k := range []string{"a", "b", "{}", "}{", "{a}", "*", "\n", "\xff", "reqlock:{x}", "a\x00b", "a\x00c"} {
 		sk, err := l.StoreKey(k)
@@ -45,7 +46,7 @@ func FuzzStoreKey(f *testing.F) {
 	for _, s := range []string{"a", "{", "}", "{}", "\xff", "user:1\n", "*?[]"} {
 		f.Add(s)
 	}
-	l := newLocker(core.NewMemoryStore())
+	l := newLocker(memorystore.New())
 	f.Fuzz(func(t *testing.T, key string) {
 		sk, err := l.StoreKey(key)
 		if key == "" {

@@ -22,11 +22,11 @@ type lapseTarget struct {
 }
 
 // mayTellLapses reports whether s may tell lapses (LapseTeller): every
-// store that does not say otherwise, since it may wrap a MemoryStore and
+// store that does not say otherwise, since it may wrap a memorystore.Store and
 // pass the context on; the network stores say no, so that their acquires
 // do not pay for a target.
 func mayTellLapses(s Store) bool {
-	if t, ok := s.(LapseTeller); ok {
+	if t, ok := s.(store.LapseTeller); ok {
 		return t.TellsLapses()
 	}
 	return true

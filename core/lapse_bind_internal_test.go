@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // The holder's goroutine may be held up after its lock joins the watchdog
@@ -19,7 +21,7 @@ import (
 func TestMemoryLapseTargetNotBoundToLockLostBeforeBind(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 
 	var mu sync.Mutex
 	adds := 0

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Delete of a key whose lease ran out marks the lapsed holder lost before
@@ -18,7 +19,7 @@ import (
 func TestMemoryLapseDeletedKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	holder, lk := lapsingHolder(t, st, 30*time.Millisecond)
 	skey, _ := holder.StoreKey("k")
 	other := NewLocker(st, quietLogger())
@@ -81,19 +82,19 @@ func (n blockingNotice) Lapse() func() {
 // test before the stores had their own package did by hand: let go, taken
 // again at once, held a moment, let go. A mutex that has waited long hands
 // over in order, so the waiters run Delete first, then the caller.
-func holdStoreMutex(t *testing.T, st *MemoryStore) (unlock func()) {
+func holdStoreMutex(t *testing.T, st *memorystore.Store) (unlock func()) {
 	t.Helper()
 	ctx := context.Background()
 	key := "hold-" + t.Name()
 	n := blockingNotice{fired: make(chan struct{}), hold: make(chan struct{})}
-	if _, err := st.Acquire(store.WithLapseNotice(ctx, n), Lease{Key: key, Token: "a", TTL: time.Millisecond}); err != nil {
+	if _, err := st.Acquire(store.WithLapseNotice(ctx, n), store.Lease{Key: key, Token: "a", TTL: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Millisecond)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = st.Acquire(ctx, Lease{Key: key, Token: "b", TTL: time.Minute})
+		_, _ = st.Acquire(ctx, store.Lease{Key: key, Token: "b", TTL: time.Minute})
 	}()
 	<-n.fired
 	return func() {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // The holder's goroutine may be held up between the store's grant and the
@@ -16,7 +18,7 @@ import (
 // here stuck behind another lock's loss, cannot be relied on to say so.
 func TestMemoryLapseKeyTakenBeforeLapseRegistered(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	var mu sync.Mutex

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // The memory store tells a holder whose lease ran out before another caller
@@ -15,29 +18,29 @@ func TestMemoryLapseFiresLostBeforeTheNextHolder(t *testing.T) {
 	ctx := context.Background()
 	fill := func(st Store) { // other keys fill the store to its sweep size
 		for i := range minSweep {
-			if _, err := st.Acquire(ctx, Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}); err != nil {
+			if _, err := st.Acquire(ctx, store.Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	shared := NewMemoryStore()
+	shared := memorystore.New()
 	cases := []struct {
 		name          string
 		holder, other Store
 		meanwhile     func(holder *Locker)
 	}{
-		{name: "entry still there", holder: NewMemoryStore()},
-		{name: "swept", holder: NewMemoryStore(), meanwhile: func(h *Locker) { fill(h.store) }},
-		{name: "deleted", holder: NewMemoryStore(), meanwhile: func(h *Locker) {
+		{name: "entry still there", holder: memorystore.New()},
+		{name: "swept", holder: memorystore.New(), meanwhile: func(h *Locker) { fill(h.store) }},
+		{name: "deleted", holder: memorystore.New(), meanwhile: func(h *Locker) {
 			skey, _ := h.StoreKey("k")
-			h.store.(*MemoryStore).Delete(skey)
+			h.store.(*memorystore.Store).Delete(skey)
 		}},
-		{name: "embedding store", holder: embeddingMemoryStore{NewMemoryStore()}},
-		{name: "forwarding store", holder: forwardingMemoryStore{NewMemoryStore()}},
+		{name: "embedding store", holder: embeddingMemoryStore{memorystore.New()}},
+		{name: "forwarding store", holder: forwardingMemoryStore{memorystore.New()}},
 		{name: "holder on a wrapper of a shared store", holder: embeddingMemoryStore{shared}, other: shared},
-		{name: "next caller on a wrapper of a shared store", holder: NewMemoryStore()},
+		{name: "next caller on a wrapper of a shared store", holder: memorystore.New()},
 	}
-	cases[len(cases)-1].other = embeddingMemoryStore{cases[len(cases)-1].holder.(*MemoryStore)}
+	cases[len(cases)-1].other = embeddingMemoryStore{cases[len(cases)-1].holder.(*memorystore.Store)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			other := c.other
@@ -67,7 +70,7 @@ func TestMemoryLapseFiresLostBeforeTheNextHolder(t *testing.T) {
 // is told, although an attempt of a third Locker came in between.
 func TestMemoryLapseRefusedAttemptKeepsHoldersNotice(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	_, lk := lapsingHolder(t, st, 30*time.Millisecond)
 	refused := NewLocker(st, quietLogger())
 	if _, err := refused.TryObtain(ctx, "k"); err == nil {

@@ -4,13 +4,15 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A waiter in line that takes a key whose lease ran out fires its last
 // holder's Lost before it holds the key, however late that holder's timer.
 func TestMemoryLapseFiresLostForWaiterInLine(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	_, lk := lapsingHolder(t, st, 50*time.Millisecond)
 	other := NewLocker(st, quietLogger())
 
@@ -33,7 +35,7 @@ func TestMemoryLapseFiresLostForWaiterInLine(t *testing.T) {
 // Refresh, never fire anyone's Lost.
 func TestMemoryLapseNotFiredByHandOffOrRefresh(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	a := NewLocker(st, WithTTL(100*time.Millisecond), quietLogger())
 	b := NewLocker(st, WithTTL(100*time.Millisecond), quietLogger())
 	first, err := a.TryObtain(ctx, "k")

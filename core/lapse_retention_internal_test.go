@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A lock released in time leaves nothing of itself in the memory store.
 func TestMemoryLapseReleasedLockIsNotKeptByStore(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	l := NewLocker(st, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -38,7 +40,7 @@ func TestMemoryLapseReleasedLockIsNotKeptByStore(t *testing.T) {
 // held locks may be never.
 func TestMemoryLapseCallbackNotKeptAfterExpiredLockReleased(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	l := NewLocker(st, WithTTL(30*time.Millisecond), WithoutWatchdog(),
 		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	lk, err := l.TryObtain(ctx, "k")

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A sweep that drops the entries of two lapsed keys marks both holders
@@ -17,7 +20,7 @@ import (
 // another caller gets the lock.
 func TestMemoryLapseSweptKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 
 	var mu sync.Mutex
 	ends := 0
@@ -43,7 +46,7 @@ func TestMemoryLapseSweptKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 	// Fillers bring the map one short of its sweep size with the two
 	// lapsing keys in it.
 	for i := range minSweep - 3 {
-		if _, err := st.Acquire(ctx, Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}); err != nil {
+		if _, err := st.Acquire(ctx, store.Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +104,7 @@ func TestMemoryLapseSweptKeyNotFreeBeforeHolderIsTold(t *testing.T) {
 // holder's Lost, and only theirs.
 func TestMemoryLapseSweepFiresEachLapsedHolderOfTwoLockers(t *testing.T) {
 	ctx := context.Background()
-	st := NewMemoryStore()
+	st := memorystore.New()
 	a := NewLocker(st, WithTTL(30*time.Millisecond), WithoutWatchdog(), quietLogger())
 	b := NewLocker(st, WithTTL(30*time.Millisecond), WithoutWatchdog(), quietLogger())
 	live := NewLocker(st, quietLogger())
@@ -134,7 +137,7 @@ func TestMemoryLapseSweepFiresEachLapsedHolderOfTwoLockers(t *testing.T) {
 	time.Sleep(60 * time.Millisecond) // past the lapsing leases
 
 	for i := range minSweep {
-		l := Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}
+		l := store.Lease{Key: fmt.Sprintf("filler-%d", i), Token: "t", TTL: time.Minute}
 		if _, err := st.Acquire(ctx, l); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // go-redis resends a command whose reply timed out on its socket
@@ -36,8 +37,8 @@ func TestRetriedAcquireLandingAfterReleaseTakesNothing(t *testing.T) {
 	}
 
 	const ttl = 10 * time.Second
-	l := newLocker(core.NewRedisStore(via), core.WithTTL(ttl))
-	other := newLocker(core.NewRedisStore(direct), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(via), core.WithTTL(ttl))
+	other := newLocker(redisstore.New(direct), core.WithTTL(ttl))
 	// Load the script so that the held EVALSHA runs when it lands.
 	warm, err := l.TryObtain(ctx, "warm-up")
 	if err != nil {

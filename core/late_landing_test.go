@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // These tests delay real bytes between a real client and a real Redis: a
@@ -18,7 +20,7 @@ import (
 // trusts: an extend never shortens it.
 func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
 	px := startProxied(t)
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(30*time.Second))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(30*time.Second))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -48,19 +50,19 @@ func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
 // short lease lands after Extend with a long one.
 func TestDelayedExtendDoesNotCutLongerLease(t *testing.T) {
 	px := startProxied(t)
-	st := core.NewRedisStore(px.via)
+	st := redisstore.New(px.via)
 	ctx := ctxT(t, 20*time.Second)
 	key := "reqlock:{extend-late}"
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "me", TTL: 30 * time.Second}); err != nil {
+	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "me", TTL: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	land := px.holdNext(t)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if r := st.Extend(short, []core.Lease{{Key: key, Token: "me", TTL: time.Second}})[0]; r.Err == nil {
+	if r := st.Extend(short, []store.Lease{{Key: key, Token: "me", TTL: time.Second}})[0]; r.Err == nil {
 		t.Fatal("held Extend succeeded")
 	}
-	if r := st.Extend(ctx, []core.Lease{{Key: key, Token: "me", TTL: 10 * time.Second}})[0]; r.Err != nil {
+	if r := st.Extend(ctx, []store.Lease{{Key: key, Token: "me", TTL: 10 * time.Second}})[0]; r.Err != nil {
 		t.Fatalf("Extend(10s): %v", r.Err)
 	}
 	land()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A queued acquire whose waiter gave up (ctx ended, the clean-up and Leave
@@ -17,9 +18,9 @@ import (
 func TestLateQueuedAcquireDoesNotRejoinLine(t *testing.T) {
 	px := startProxied(t)
 	ctx := ctxT(t, 20*time.Second)
-	direct := core.NewRedisStore(px.direct)
+	direct := redisstore.New(px.direct)
 	holder := newLocker(direct, core.WithTTL(10*time.Second))
-	lw := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+	lw := newLocker(redisstore.New(px.via), core.WithTTL(10*time.Second))
 	skey, _ := lw.StoreKey("k")
 
 	// Warm up: load the scripts and leave lw's subscription open

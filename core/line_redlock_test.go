@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // On Redlock, a wait that gives up while one holder keeps the lock (the
@@ -18,7 +19,7 @@ import (
 // waiters alive, not every wait ever made.
 func TestRedlockLineEmptiesWhenWaitersGiveUp(t *testing.T) {
 	_, clients := startRedlock(t, 3)
-	s := core.NewRedlockStore(clients...)
+	s := redlock.New(clients...)
 	ctx := ctxT(t, 30*time.Second)
 	holder := newLocker(s, core.WithTTL(time.Second))
 	lk, err := holder.Obtain(ctx, "k")
@@ -61,8 +62,8 @@ func TestRedlockWinnerLeavesLinesItJoined(t *testing.T) {
 	slow := redis.NewClient(redistest.ClientOptions(p.Addr()))
 	t.Cleanup(func() { _ = slow.Close() })
 	viaProxy := append(slices.Clone(clients[:4]), redis.UniversalClient(slow))
-	holder := newLocker(core.NewRedlockStore(viaProxy...), core.WithTTL(5*time.Second))
-	waiter := newLocker(core.NewRedlockStore(clients...), core.WithTTL(5*time.Second))
+	holder := newLocker(redlock.New(viaProxy...), core.WithTTL(5*time.Second))
+	waiter := newLocker(redlock.New(clients...), core.WithTTL(5*time.Second))
 	skey, _ := holder.StoreKey("k")
 	line := skey + ":q"
 

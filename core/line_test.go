@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Waiters on several instances are served in the order they joined the
@@ -58,22 +60,22 @@ func TestLineServesInOrder(t *testing.T) {
 // HandOffTimeout at most; one that leaves passes its turn on at once.
 func TestDeadHeadOfLineIsBounded(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	st := core.NewRedisStore(c)
+	st := redisstore.New(c)
 	ctx := ctxT(t, 10*time.Second)
 	key := "reqlock:{line}"
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "holder", TTL: 10 * time.Second}); err != nil {
+	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "holder", TTL: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ghost := range []string{"dead", "leaving"} {
-		if _, _, err := st.AcquireQueued(ctx, core.Lease{Key: key, Token: ghost + "-token", TTL: time.Second}, ghost, false); !errors.Is(err, core.ErrNotObtained) {
+		if _, _, err := st.AcquireQueued(ctx, store.Lease{Key: key, Token: ghost + "-token", TTL: time.Second}, ghost, false); !errors.Is(err, core.ErrNotObtained) {
 			t.Fatalf("%s joins the line: %v", ghost, err)
 		}
 	}
 	if err := st.Release(ctx, key, "holder"); err != nil {
 		t.Fatal(err)
 	}
-	if v, left := c.Get(ctx, key).Val(), c.PTTL(ctx, key).Val(); v != "~dead" || left > core.HandOffTimeout {
-		t.Fatalf("after the release the lock holds %q for %v, want a hand-off to the head for at most %v", v, left, core.HandOffTimeout)
+	if v, left := c.Get(ctx, key).Val(), c.PTTL(ctx, key).Val(); v != "~dead" || left > store.HandOffTimeout {
+		t.Fatalf("after the release the lock holds %q for %v, want a hand-off to the head for at most %v", v, left, store.HandOffTimeout)
 	}
 	// The dead waiter never claims it: the hand-off runs out, and the key
 	// is free.
@@ -81,7 +83,7 @@ func TestDeadHeadOfLineIsBounded(t *testing.T) {
 
 	// The next holder releases to the one left in line, which leaves: the
 	// lock goes on at once.
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "second", TTL: 10 * time.Second}); err != nil {
+	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "second", TTL: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Release(ctx, key, "second"); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Lock is a held lock. Its methods are safe for concurrent use.
@@ -64,7 +66,7 @@ func (lk *Lock) Fence() uint64 { return lk.fence }
 
 // TTL asks the store how long the lease has left. ErrNotHeld means the lock
 // is no longer ours; that includes a lock already known lost, whose copies
-// a RedlockStore may still keep for the few milliseconds of its safety
+// a redlock.Store may still keep for the few milliseconds of its safety
 // margin.
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if lk.isLost() {
@@ -101,7 +103,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	l := lk.locker
 	start := l.dog.extending(lk, ttl)
-	r := l.store.Extend(ctx, []Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
+	r := l.store.Extend(ctx, []store.Lease{{Key: lk.skey, Token: lk.token, TTL: ttl}})[0]
 	if l.telemetry != nil {
 		l.telemetry.renewal(r.Err)
 	}

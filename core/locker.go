@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/backoff"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Locker hands out locks from one Store. It is safe for concurrent use and
@@ -36,18 +37,18 @@ type Locker struct {
 	// handsOver: the store's releases hand the lock to a waiter's name
 	// (granter), so a wait's attempts carry that name as their token.
 	handsOver bool
-	// lapses: the store may be a MemoryStore, directly or wrapped, which
+	// lapses: the store may be a memorystore.Store, directly or wrapped, which
 	// tells a holder whose lease ran out (see lapseTarget).
 	lapses   bool
-	sub      Subscription
+	sub      store.Subscription
 	wakes    wakeRegistry
 	instance string // names this Locker in the lines of a Waker store
 }
 
 // subscription returns the Locker's one subscription to w's releases.
-func (l *Locker) subscription(w Waker) Subscription {
+func (l *Locker) subscription(w store.Waker) store.Subscription {
 	l.subOnce.Do(func() {
-		if g, ok := w.(Granter); ok {
+		if g, ok := w.(store.Granter); ok {
 			l.sub = g.SubscribeGrants(l.prefix, l.instance, l.wakes.grant)
 		} else {
 			l.sub = w.Subscribe(l.prefix, l.instance, l.wakes.wake)
@@ -74,7 +75,7 @@ func NewLocker(s Store, opts ...Option) *Locker {
 	}
 	l.dog.init(l)
 	l.instance = newWaiterID()
-	_, l.handsOver = s.(Granter)
+	_, l.handsOver = s.(store.Granter)
 	l.lapses = mayTellLapses(s)
 	return l
 }
@@ -132,7 +133,7 @@ func (l *Locker) obtain(ctx context.Context, key string) (*Lock, error) {
 		return lk, err
 	}
 	lk, _, err := l.attempt(ctx, key, skey, false, "")
-	var taken *NotObtainedError
+	var taken *store.NotObtainedError
 	if err == nil || !errors.As(err, &taken) {
 		return lk, err
 	}
@@ -143,11 +144,11 @@ func (l *Locker) obtain(ctx context.Context, key string) (*Lock, error) {
 // listening reports whether the Locker's subscription already hears its
 // releases (a waiter was here a moment ago).
 func (l *Locker) listening(skey string) bool {
-	waker, ok := l.store.(Waker)
+	waker, ok := l.store.(store.Waker)
 	if !ok {
 		return false
 	}
-	w, ok := l.subscription(waker).(Listener)
+	w, ok := l.subscription(waker).(store.Listener)
 	return ok && w.Listening()
 }
 
@@ -162,7 +163,7 @@ func (l *Locker) ObtainAfter(ctx context.Context, key string, taken error) (*Loc
 }
 
 func (l *Locker) obtainAfter(ctx context.Context, key string, taken error) (*Lock, error) {
-	var no *NotObtainedError
+	var no *store.NotObtainedError
 	if !errors.As(taken, &no) {
 		return l.obtain(ctx, key)
 	}
@@ -227,15 +228,15 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		lapse = &lapseTarget{dog: &l.dog}
 		actx = withLapse(actx, lapse)
 	}
-	lease := Lease{Key: skey, Token: token, TTL: l.ttl}
-	var g Grant
+	lease := store.Lease{Key: skey, Token: token, TTL: l.ttl}
+	var g store.Grant
 	var record []byte
 	var err error
 	switch {
 	case waiter != "":
-		g, record, err = l.store.(Waker).AcquireQueued(actx, lease, waiter, withRecord)
+		g, record, err = l.store.(store.Waker).AcquireQueued(actx, lease, waiter, withRecord)
 	case withRecord:
-		g, record, err = l.store.(Recorder).AcquireOrRecord(actx, lease)
+		g, record, err = l.store.(store.Recorder).AcquireOrRecord(actx, lease)
 	default:
 		g, err = l.store.Acquire(actx, lease)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // With WithReplicaAcks, the record Once relies on is waited for too: when
@@ -17,7 +18,7 @@ func TestOnceRecordIsReplicaAcked(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	master, replica := sn.Data[0], sn.Data[1]
 	mc := master.Client(t)
-	l := newLocker(core.NewRedisStore(mc).WithReplicaAcks(1, 2*time.Second), core.WithTTL(time.Second))
+	l := newLocker(redisstore.New(mc).WithReplicaAcks(1, 2*time.Second), core.WithTTL(time.Second))
 	ctx := ctxT(t, 30*time.Second)
 
 	rc := replica.Client(t)
@@ -30,7 +31,7 @@ func TestOnceRecordIsReplicaAcked(t *testing.T) {
 		}
 		return []byte("charged"), nil
 	})
-	if !errors.Is(err, core.ErrNotReplicated) || string(out.Value) != "charged" {
+	if !errors.Is(err, redisstore.ErrNotReplicated) || string(out.Value) != "charged" {
 		t.Fatalf("Once whose record no replica confirmed: %q, %v; want the value and ErrNotReplicated", out.Value, err)
 	}
 	// Another key is refused too: nothing takes a lock no replica confirms.

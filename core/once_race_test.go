@@ -10,12 +10,14 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // The same race seen through Once on two Lockers over one store: fn runs at
 // most once per key.
 func TestMemoryOnceRunsOnceUnderRace(t *testing.T) {
-	store := core.NewMemoryStore()
+	store := memorystore.New()
 	lockers := []*core.Locker{core.NewLocker(store), core.NewLocker(store), core.NewLocker(store), core.NewLocker(store)}
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
@@ -53,7 +55,7 @@ func TestMemoryOnceRunsOnceUnderRace(t *testing.T) {
 // The same race on Redis, where the look-up and the acquire are one script.
 func TestRedisOnceRunsOnceUnderRace(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	store := core.NewRedisStore(c)
+	store := redisstore.New(c)
 	lockers := []*core.Locker{newLocker(store), newLocker(store), newLocker(store), newLocker(store)}
 	ctx := context.Background()
 	deadline := time.Now().Add(5 * time.Second)

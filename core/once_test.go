@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // forEachRecordingStore runs f on every contract store that keeps records,
 // and checks that the others refuse the record calls.
 func forEachRecordingStore(t *testing.T, f func(t *testing.T, s core.Store)) {
 	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
-		if _, ok := s.(core.Recorder); !ok {
+		if _, ok := s.(store.Recorder); !ok {
 			_, err := newLocker(s).Once(ctxT(t, 5*time.Second), "k", 0, func(context.Context) ([]byte, error) { return nil, nil })
 			if !errors.Is(err, core.ErrNoRecords) {
 				t.Fatalf("Once on a store without records: %v, want ErrNoRecords", err)
@@ -124,13 +126,13 @@ func TestOnceRetentionExpires(t *testing.T) {
 func TestRecordWrittenOnlyByHolder(t *testing.T) {
 	forEachRecordingStore(t, func(t *testing.T, s core.Store) {
 		ctx := ctxT(t, 10*time.Second)
-		r := s.(core.Recorder)
+		r := s.(store.Recorder)
 		key := "reqlock:{fenced-record}"
-		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "paused", TTL: 50 * time.Millisecond}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "paused", TTL: 50 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(80 * time.Millisecond) // its lease runs out
-		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "next", TTL: time.Second}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "next", TTL: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.ReleaseRecording(ctx, key, "next", []byte("next's"), time.Minute); err != nil {
@@ -139,7 +141,7 @@ func TestRecordWrittenOnlyByHolder(t *testing.T) {
 		if err := r.ReleaseRecording(ctx, key, "paused", []byte("paused's"), time.Minute); !errors.Is(err, core.ErrNotHeld) {
 			t.Fatalf("stale holder's record: %v, want ErrNotHeld", err)
 		}
-		_, rec, err := r.AcquireOrRecord(ctx, core.Lease{Key: key, Token: "later", TTL: time.Second})
+		_, rec, err := r.AcquireOrRecord(ctx, store.Lease{Key: key, Token: "later", TTL: time.Second})
 		if err != nil || !bytes.Equal(rec, []byte("next's")) {
 			t.Fatalf("record %q, %v; want next's", rec, err)
 		}
@@ -149,7 +151,7 @@ func TestRecordWrittenOnlyByHolder(t *testing.T) {
 // Redlock refuses records plainly.
 func TestRedlockKeepsNoRecords(t *testing.T) {
 	srvs := redistest.StartN(t, 3)
-	s := core.NewRedlockStore(srvs[0].Client(t), srvs[1].Client(t), srvs[2].Client(t))
+	s := redlock.New(srvs[0].Client(t), srvs[1].Client(t), srvs[2].Client(t))
 	l := newLocker(s)
 	if l.KeepsRecords() {
 		t.Fatal("KeepsRecords on Redlock")

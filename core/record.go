@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Records are what idempotent replay stands on: the holder of a lock writes
@@ -16,8 +18,8 @@ import (
 const DefaultRetention = 24 * time.Hour
 
 // recorder returns l's store as a Recorder.
-func (l *Locker) recorder() (Recorder, error) {
-	if r, ok := l.store.(Recorder); ok {
+func (l *Locker) recorder() (store.Recorder, error) {
+	if r, ok := l.store.(store.Recorder); ok {
 		return r, nil
 	}
 	return nil, ErrNoRecords
@@ -63,7 +65,7 @@ func (l *Locker) ObtainOrRecord(ctx context.Context, key string) (*Lock, []byte,
 
 func (l *Locker) obtainOrRecord(ctx context.Context, key string) (*Lock, []byte, error) {
 	lk, rec, err := l.tryObtainOrRecord(ctx, key)
-	var taken *NotObtainedError
+	var taken *store.NotObtainedError
 	if err == nil || !errors.As(err, &taken) {
 		return lk, rec, err
 	}
@@ -82,7 +84,7 @@ func (l *Locker) ObtainOrRecordAfter(ctx context.Context, key string, taken erro
 }
 
 func (l *Locker) obtainOrRecordAfter(ctx context.Context, key string, taken error) (*Lock, []byte, error) {
-	var no *NotObtainedError
+	var no *store.NotObtainedError
 	if !errors.As(taken, &no) {
 		return l.obtainOrRecord(ctx, key)
 	}
@@ -163,14 +165,14 @@ func (lk *Lock) releaseRecording(ctx context.Context, record []byte, retention t
 // ErrNoDurability is returned by Locker.RecordsDurable when the store
 // cannot tell whether its records survive a restart (it does not implement
 // Durability).
-var ErrNoDurability = errors.New("reqlock: the store cannot tell whether its records survive a restart (it does not implement core.Durability)")
+var ErrNoDurability = errors.New("reqlock: the store cannot tell whether its records survive a restart (it does not implement store.Durability)")
 
 // RecordsDurable asks l's store whether its records survive a restart of
 // the store itself (see Durability), so that a caller that replays records
 // can warn at start-up when they will not. ErrNoDurability when the store
 // cannot tell.
 func (l *Locker) RecordsDurable(ctx context.Context) (durable bool, detail string, err error) {
-	d, ok := l.store.(Durability)
+	d, ok := l.store.(store.Durability)
 	if !ok {
 		return false, "", ErrNoDurability
 	}

@@ -9,10 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
-// recordKey is where RedisStore keeps the record of the user key key.
+// recordKey is where redisstore.Store keeps the record of the user key key.
 func recordKey(t *testing.T, l *core.Locker, key string) string {
 	t.Helper()
 	skey, err := l.StoreKey(key)
@@ -43,11 +45,11 @@ func TestRecordAskedByEveryRecordCall(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			c := redistest.Start(t).Client(t)
-			l := newLocker(core.NewRedisStore(c), core.WithTTL(2*time.Second))
+			l := newLocker(redisstore.New(c), core.WithTTL(2*time.Second))
 			ctx := ctxT(t, 20*time.Second)
 			recordOnce(t, ctx, l, "k")
 			skey, _ := l.StoreKey("k")
-			taken := &core.NotObtainedError{Remaining: time.Second}
+			taken := &store.NotObtainedError{Remaining: time.Second}
 
 			asks := []struct {
 				name string
@@ -120,7 +122,7 @@ func TestRecordAskedByEveryRecordCall(t *testing.T) {
 // waited for records its result: its polls carry the flag (five keys).
 func TestWaiterInLineGetsTheRecordWritten(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	l := newLocker(core.NewRedisStore(c), core.WithTTL(2*time.Second))
+	l := newLocker(redisstore.New(c), core.WithTTL(2*time.Second))
 	ctx := ctxT(t, 20*time.Second)
 	holder, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -155,7 +157,7 @@ func TestWaiterInLineGetsTheRecordWritten(t *testing.T) {
 func TestRecordAskedOnCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	cc := cl.Client(t)
-	l := newLocker(core.NewRedisStore(cc), core.WithTTL(2*time.Second))
+	l := newLocker(redisstore.New(cc), core.WithTTL(2*time.Second))
 	ctx := ctxT(t, 30*time.Second)
 	keys := []string{"a", "b", "c", "d", "e", "f"}
 	for _, k := range keys {
@@ -166,7 +168,7 @@ func TestRecordAskedOnCluster(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	taken := &core.NotObtainedError{Remaining: time.Second}
+	taken := &store.NotObtainedError{Remaining: time.Second}
 	for _, k := range keys {
 		if lk, rec, err := l.TryObtainOrRecord(ctx, k); err != nil || lk != nil || string(rec) != "vdone" {
 			t.Errorf("%s: TryObtainOrRecord: %v %q %v; want the record", k, lk, rec, err)
@@ -185,9 +187,9 @@ func TestReplicaAcksReturnTheRecordAndTheLease(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := ctxT(t, 20*time.Second)
 	// The record is written without acks: no replica here would ack it.
-	recordOnce(t, ctx, newLocker(core.NewRedisStore(c)), "k")
+	recordOnce(t, ctx, newLocker(redisstore.New(c)), "k")
 
-	acked := newLocker(core.NewRedisStore(c).WithReplicaAcks(1, 50*time.Millisecond), core.WithTTL(time.Second))
+	acked := newLocker(redisstore.New(c).WithReplicaAcks(1, 50*time.Millisecond), core.WithTTL(time.Second))
 	lk, rec, err := acked.TryObtainOrRecord(ctx, "k")
 	if lk != nil {
 		_ = lk.Release(ctx)
@@ -205,13 +207,13 @@ func TestReplicaAcksReturnTheRecordAndTheLease(t *testing.T) {
 		t.Errorf("Once with replica acks, on a key with a record: %q, %v; want the recorded value", out.Value, err)
 	}
 
-	holder, err := newLocker(core.NewRedisStore(c), core.WithTTL(10*time.Second)).TryObtain(ctx, "held")
+	holder, err := newLocker(redisstore.New(c), core.WithTTL(10*time.Second)).TryObtain(ctx, "held")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = holder.Release(ctx) }()
 	_, err = acked.TryObtain(ctx, "held")
-	var taken *core.NotObtainedError
+	var taken *store.NotObtainedError
 	if !errors.As(err, &taken) || taken.Remaining < 5*time.Second || taken.Remaining > 10*time.Second {
 		t.Errorf("TryObtain with replica acks on a held key: %v; want not obtained with the holder's lease left", err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A record with no bytes ("the work is done", nothing more to say) is a
@@ -16,8 +18,8 @@ import (
 // the store, and a second caller would take the key beside it.
 func TestEmptyRecordIsARecord(t *testing.T) {
 	stores := map[string]func(t *testing.T) core.Store{
-		"memory": func(*testing.T) core.Store { return core.NewMemoryStore() },
-		"redis":  func(t *testing.T) core.Store { return core.NewRedisStore(redistest.Start(t).Client(t)) },
+		"memory": func(*testing.T) core.Store { return memorystore.New() },
+		"redis":  func(t *testing.T) core.Store { return redisstore.New(redistest.Start(t).Client(t)) },
 	}
 	for name, open := range stores {
 		for rname, record := range map[string][]byte{"nil": nil, "empty": {}} {

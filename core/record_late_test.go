@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A record-asking acquire (four keys) whose caller gave up lands late:
@@ -21,8 +22,8 @@ func TestCancelledRecordAcquireLandingLate(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			px := startProxied(t)
-			l := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
-			other := newLocker(core.NewRedisStore(px.direct), core.WithTTL(10*time.Second))
+			l := newLocker(redisstore.New(px.via), core.WithTTL(10*time.Second))
+			other := newLocker(redisstore.New(px.direct), core.WithTTL(10*time.Second))
 			ctx := ctxT(t, 20*time.Second)
 			skey, _ := l.StoreKey("k")
 			// Load the script, so that the held EVALSHA runs when it lands.

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 func TestRecordsDurable(t *testing.T) {
@@ -23,7 +26,7 @@ func TestRecordsDurable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t, tc.args...)
-			var d core.Durability = core.NewRedisStore(srv.Client(t))
+			var d store.Durability = redisstore.New(srv.Client(t))
 			durable, detail, err := d.RecordsDurable(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -39,7 +42,7 @@ func TestRecordsDurable(t *testing.T) {
 // managed services do) cannot tell; the error says what was asked.
 func TestRecordsDurableRenamedConfig(t *testing.T) {
 	srv := redistest.Start(t, "--rename-command", "CONFIG", "")
-	_, _, err := core.NewRedisStore(srv.Client(t)).RecordsDurable(context.Background())
+	_, _, err := redisstore.New(srv.Client(t)).RecordsDurable(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "CONFIG GET appendonly") {
 		t.Fatalf("err = %v, want the CONFIG GET failure", err)
 	}
@@ -50,10 +53,10 @@ func TestRecordsDurableRenamedConfig(t *testing.T) {
 func TestLockerRecordsDurable(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, "--appendonly", "yes")
-	if durable, _, err := core.NewLocker(core.NewRedisStore(srv.Client(t))).RecordsDurable(ctx); err != nil || !durable {
+	if durable, _, err := core.NewLocker(redisstore.New(srv.Client(t))).RecordsDurable(ctx); err != nil || !durable {
 		t.Fatalf("Redis with AOF: %v, %v; want durable", durable, err)
 	}
-	if _, _, err := core.NewLocker(core.NewMemoryStore()).RecordsDurable(ctx); !errors.Is(err, core.ErrNoDurability) {
+	if _, _, err := core.NewLocker(memorystore.New()).RecordsDurable(ctx); !errors.Is(err, core.ErrNoDurability) {
 		t.Fatalf("memory store: %v, want ErrNoDurability", err)
 	}
 }

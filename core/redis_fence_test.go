@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Without persistence a restart forgets every counter; the fence must still
 // go up.
 func TestRedisFenceSurvivesRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)))
+	l := newLocker(redisstore.New(srv.Client(t)))
 	ctx := ctxT(t, 10*time.Second)
 	first, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -45,7 +47,7 @@ func TestRedisFenceSurvivesRestart(t *testing.T) {
 func TestRedisFenceSurvivesExpiredCounter(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	l := newLocker(core.NewRedisStore(c))
+	l := newLocker(redisstore.New(c))
 	ctx := ctxT(t, 10*time.Second)
 	first, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -72,7 +74,7 @@ func TestRedisFenceSurvivesExpiredCounter(t *testing.T) {
 func TestRedisFenceSurvivesSnapshotRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	l := newLocker(core.NewRedisStore(c))
+	l := newLocker(redisstore.New(c))
 	ctx := ctxT(t, 10*time.Second)
 	take := func(l *core.Locker) uint64 {
 		var lk *core.Lock
@@ -108,7 +110,7 @@ func TestRedisFenceSurvivesSnapshotRestart(t *testing.T) {
 // Fences are exact integers past 2^53, where Lua's numbers are not.
 func TestRedisFenceExactPast2To53(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	st := core.NewRedisStore(c)
+	st := redisstore.New(c)
 	ctx := ctxT(t, 10*time.Second)
 	key := "reqlock:{big-fence}"
 	const high = 1<<53 + 1 // the first integer a double cannot hold
@@ -116,7 +118,7 @@ func TestRedisFenceExactPast2To53(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []uint64{high + 1, high + 2} {
-		g, err := st.Acquire(ctx, core.Lease{Key: key, Token: fmt.Sprint("t", i), TTL: time.Second})
+		g, err := st.Acquire(ctx, store.Lease{Key: key, Token: fmt.Sprint("t", i), TTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +133,7 @@ func TestRedisFenceExactPast2To53(t *testing.T) {
 	if err := c.Set(ctx, key+":fence", "9999999999999999999", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "last", TTL: time.Second}); err == nil || !strings.Contains(err.Error(), "exhausted") {
+	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "last", TTL: time.Second}); err == nil || !strings.Contains(err.Error(), "exhausted") {
 		t.Fatalf("acquire past the last fence: %v, want an error", err)
 	}
 	if n := c.Exists(ctx, key).Val(); n != 0 {

@@ -14,14 +14,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // FLUSHALL behind the holder's back: the next renewal finds the lock gone.
 func TestRedisLostOnFlushAll(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	l := newLocker(core.NewRedisStore(c), core.WithTTL(150*time.Millisecond))
+	l := newLocker(redisstore.New(c), core.WithTTL(150*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 	err := l.Do(ctx, "k", func(ctx context.Context) error {
 		if err := c.FlushAll(ctx).Err(); err != nil {
@@ -39,7 +41,7 @@ func TestRedisLostOnFlushAll(t *testing.T) {
 // by our own clock, not earlier and not never.
 func TestRedisLostWhenServerKilled(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(300*time.Millisecond))
+	l := newLocker(redisstore.New(srv.Client(t)), core.WithTTL(300*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -69,7 +71,7 @@ func TestRedisLostWhenServerKilled(t *testing.T) {
 // A server that hangs (SIGSTOP) must not hang Obtain past its context.
 func TestRedisPausedServerObtainBounded(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)))
+	l := newLocker(redisstore.New(srv.Client(t)))
 	warm, err := l.TryObtain(ctxT(t, 5*time.Second), "warm-up")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	srv.Kill()
-	_, err := newLocker(core.NewRedisStore(c)).Obtain(ctxT(t, 5*time.Second), "k")
+	_, err := newLocker(redisstore.New(c)).Obtain(ctxT(t, 5*time.Second), "k")
 	if !errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("Obtain with Redis down: %v, want ErrUnavailable only", err)
 	}
@@ -105,9 +107,9 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 // A retried acquire (first reply lost) finds its own token and succeeds
 // instead of reporting its own lock as taken.
 func TestRedisAcquireIsIdempotent(t *testing.T) {
-	s := core.NewRedisStore(redistest.Start(t).Client(t))
+	s := redisstore.New(redistest.Start(t).Client(t))
 	ctx := ctxT(t, 5*time.Second)
-	lease := core.Lease{Key: "reqlock:{retry}", Token: "tok", TTL: time.Second}
+	lease := store.Lease{Key: "reqlock:{retry}", Token: "tok", TTL: time.Second}
 	g1, err := s.Acquire(ctx, lease)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +121,7 @@ func TestRedisAcquireIsIdempotent(t *testing.T) {
 	if g2.Fence <= g1.Fence {
 		t.Fatalf("retried acquire fence %d not above %d", g2.Fence, g1.Fence)
 	}
-	if _, err := s.Acquire(ctx, core.Lease{Key: lease.Key, Token: "other", TTL: time.Second}); !errors.Is(err, core.ErrNotObtained) {
+	if _, err := s.Acquire(ctx, store.Lease{Key: lease.Key, Token: "other", TTL: time.Second}); !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("other token: %v, want ErrNotObtained", err)
 	}
 }
@@ -127,7 +129,7 @@ func TestRedisAcquireIsIdempotent(t *testing.T) {
 // Only prefix{hash} keys (and their fence counters) ever reach Redis.
 func TestRedisKeysStayInNamespace(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	l := newLocker(core.NewRedisStore(c), core.WithPrefix("app:"))
+	l := newLocker(redisstore.New(c), core.WithPrefix("app:"))
 	ctx := ctxT(t, 5*time.Second)
 	for _, k := range []string{"*", "{x}", "a\nb", "\xff", "user:1"} {
 		lk, err := l.TryObtain(ctx, k)
@@ -156,7 +158,7 @@ func TestRedisWatchdogBatchesRenewals(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	var trips roundTrips
 	c.AddHook(&trips)
-	l := newLocker(core.NewRedisStore(c), core.WithTTL(300*time.Millisecond))
+	l := newLocker(redisstore.New(c), core.WithTTL(300*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 	var held []*core.Lock
 	for i := range 50 {
@@ -234,7 +236,7 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // a hung store at once instead of hanging with it.
 func TestRedisAttemptTimeoutBoundsEachTry(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLocker(core.NewRedisStore(srv.Client(t)))
+	l := newLocker(redisstore.New(srv.Client(t)))
 	held, err := l.TryObtain(ctxT(t, 5*time.Second), "k")
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +246,7 @@ func TestRedisAttemptTimeoutBoundsEachTry(t *testing.T) {
 	srv.Pause()
 	defer srv.Resume()
 	ctx := core.ContextWithAttemptTimeout(context.Background(), 100*time.Millisecond)
-	_, err = newLocker(core.NewRedisStore(srv.Client(t)), core.WithAttemptTimeout(time.Hour)).Obtain(ctx, "k")
+	_, err = newLocker(redisstore.New(srv.Client(t)), core.WithAttemptTimeout(time.Hour)).Obtain(ctx, "k")
 	if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Obtain on a paused server: %v, want ErrUnavailable with DeadlineExceeded", err)
 	}
@@ -258,7 +260,7 @@ func BenchmarkWatchdogAtScale(b *testing.B) {
 	var trips roundTrips
 	c.AddHook(&trips)
 	const n, ttl = 10000, 3 * time.Second
-	l := newLocker(core.NewRedisStore(c), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(c), core.WithTTL(ttl))
 	ctx := context.Background()
 	held := make([]*core.Lock, n)
 	for i := range held {
@@ -305,7 +307,7 @@ func TestNewRedisStoreWarnsWithoutContextTimeout(t *testing.T) {
 	addr := redistest.Start(t).Addr
 	good := redis.NewClient(redistest.ClientOptions(addr))
 	defer good.Close()
-	core.NewRedisStore(good)
+	redisstore.New(good)
 	if logged.Len() != 0 {
 		t.Fatalf("warned about a client with ContextTimeoutEnabled: %s", logged.String())
 	}
@@ -313,8 +315,8 @@ func TestNewRedisStoreWarnsWithoutContextTimeout(t *testing.T) {
 	opts.ContextTimeoutEnabled = false
 	bad := redis.NewClient(opts)
 	defer bad.Close()
-	core.NewRedisStore(bad)
-	core.NewRedisStore(bad)
+	redisstore.New(bad)
+	redisstore.New(bad)
 	if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
 		t.Fatalf("%d warnings for one client without ContextTimeoutEnabled, want 1:\n%s", n, logged.String())
 	}

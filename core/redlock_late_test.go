@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // Acquire answers on a quorum while a slow node is still being asked, and
@@ -15,7 +16,7 @@ import (
 // forces each order in turn.
 func TestRedlockSlowNodeKeepsNothingAfterRelease(t *testing.T) {
 	servers, clients := startRedlock(t, 5)
-	s := core.NewRedlockStore(clients...).WithNodeTimeout(2 * time.Second)
+	s := redlock.New(clients...).WithNodeTimeout(2 * time.Second)
 	ctx := ctxT(t, 10*time.Second)
 	const key = "reqlock:{slow}"
 
@@ -26,7 +27,7 @@ func TestRedlockSlowNodeKeepsNothingAfterRelease(t *testing.T) {
 		resumed := make(chan struct{})
 		go func() { time.Sleep(50 * time.Millisecond); slow.Resume(); close(resumed) }()
 
-		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: token, TTL: 10 * time.Second}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: token, TTL: 10 * time.Second}); err != nil {
 			t.Fatalf("round %d: Acquire: %v", round, err)
 		}
 		if err := s.Release(ctx, key, token); err != nil {
@@ -49,7 +50,7 @@ func TestRedlockSlowNodeKeepsNothingAfterRelease(t *testing.T) {
 		}
 	}
 	// And the key is free for the next holder on every node.
-	if _, err := s.Acquire(context.Background(), core.Lease{Key: key, Token: "next", TTL: time.Second}); err != nil {
+	if _, err := s.Acquire(context.Background(), store.Lease{Key: key, Token: "next", TTL: time.Second}); err != nil {
 		t.Fatalf("next holder: %v", err)
 	}
 	if n := holders(t, clients, key, "next"); n < 3 {

@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 func init() {
@@ -18,7 +20,7 @@ func init() {
 		// The contract is about answers, not latency: a generous node
 		// timeout keeps a -race run on a loaded two-core machine from
 		// timing out all five nodes at once.
-		return core.NewRedlockStore(clients...).WithNodeTimeout(time.Second), func(k string) {
+		return redlock.New(clients...).WithNodeTimeout(time.Second), func(k string) {
 			for _, c := range clients {
 				c.Del(context.Background(), k)
 			}
@@ -57,7 +59,7 @@ func TestRedlockTwoDown(t *testing.T) {
 	servers[1].Kill()
 	servers[3].Kill()
 	ctx := ctxT(t, 10*time.Second)
-	l := newLocker(core.NewRedlockStore(clients...), core.WithTTL(300*time.Millisecond))
+	l := newLocker(redlock.New(clients...), core.WithTTL(300*time.Millisecond))
 
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -67,7 +69,7 @@ func TestRedlockTwoDown(t *testing.T) {
 	if n := holders(t, clients, skey, lk.Token()); n != 3 {
 		t.Fatalf("lock on %d nodes, want 3", n)
 	}
-	if _, err := newLocker(core.NewRedlockStore(clients...)).TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
+	if _, err := newLocker(redlock.New(clients...)).TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("second holder: %v, want ErrNotObtained", err)
 	}
 	if err := lk.Refresh(ctx, 400*time.Millisecond); err != nil {
@@ -97,7 +99,7 @@ func TestRedlockThreeDownRefused(t *testing.T) {
 	for _, s := range servers[:3] {
 		s.Kill()
 	}
-	l := newLocker(core.NewRedlockStore(clients...))
+	l := newLocker(redlock.New(clients...))
 	skey, _ := l.StoreKey("k")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -127,7 +129,7 @@ func TestRedlockThreePausedRefused(t *testing.T) {
 		t.Cleanup(s.Resume)
 	}
 	const nodeTimeout = 100 * time.Millisecond
-	l := newLocker(core.NewRedlockStore(clients...).WithNodeTimeout(nodeTimeout))
+	l := newLocker(redlock.New(clients...).WithNodeTimeout(nodeTimeout))
 	start := time.Now()
 	_, err := l.TryObtain(ctxT(t, 10*time.Second), "k")
 	if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
@@ -148,11 +150,11 @@ func TestRedlockOnePausedCostsNodeTimeout(t *testing.T) {
 	servers[2].Pause()
 	t.Cleanup(servers[2].Resume)
 	const nodeTimeout = 100 * time.Millisecond
-	s := core.NewRedlockStore(clients...).WithNodeTimeout(nodeTimeout)
+	s := redlock.New(clients...).WithNodeTimeout(nodeTimeout)
 	ctx := ctxT(t, 10*time.Second)
 
 	start := time.Now()
-	g, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{paused}", Token: "t1", TTL: 10 * time.Second})
+	g, err := s.Acquire(ctx, store.Lease{Key: "reqlock:{paused}", Token: "t1", TTL: 10 * time.Second})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
@@ -183,7 +185,7 @@ func TestRedlockOnePausedCostsNodeTimeout(t *testing.T) {
 func TestRedlockQuorumLostFiresLost(t *testing.T) {
 	servers, clients := startRedlock(t, 5)
 	const ttl = time.Second
-	l := newLocker(core.NewRedlockStore(clients...), core.WithTTL(ttl))
+	l := newLocker(redlock.New(clients...), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	var cause error
 	killed := make(chan time.Time, 1)
@@ -212,7 +214,7 @@ func TestRedlockQuorumLostFiresLost(t *testing.T) {
 // A Redlock conflict says how long until the holder's copies free a quorum.
 func TestRedlockConflictRemaining(t *testing.T) {
 	_, clients := startRedlock(t, 5)
-	s := core.NewRedlockStore(clients...)
+	s := redlock.New(clients...)
 	ctx := ctxT(t, 10*time.Second)
 	key := "reqlock:{remaining}"
 	// Plant holders by hand with different leases on each node: the third
@@ -222,7 +224,7 @@ func TestRedlockConflictRemaining(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.Acquire(ctx, core.Lease{Key: key, Token: "me", TTL: time.Second})
+	_, err := s.Acquire(ctx, store.Lease{Key: key, Token: "me", TTL: time.Second})
 	left, ok := core.HolderTTL(err)
 	if !errors.Is(err, core.ErrNotObtained) || !ok || left <= 2*time.Second || left > 3*time.Second {
 		t.Fatalf("err %v, remaining %v, want ErrNotObtained with about 3s", err, left)
@@ -232,7 +234,7 @@ func TestRedlockConflictRemaining(t *testing.T) {
 	// A fresh token, as every attempt has: the failed one cancelled "me".
 	clients[0].Del(ctx, key)
 	clients[4].Del(ctx, key)
-	_, err = s.Acquire(ctx, core.Lease{Key: key, Token: "me again", TTL: time.Second})
+	_, err = s.Acquire(ctx, store.Lease{Key: key, Token: "me again", TTL: time.Second})
 	if left, _ := core.HolderTTL(err); !errors.Is(err, core.ErrNotObtained) || left <= 2*time.Second || left > 3*time.Second {
 		t.Fatalf("split vote: %v, want ErrNotObtained with about 3s", err)
 	}
@@ -245,21 +247,21 @@ func TestRedlockConflictRemaining(t *testing.T) {
 // from one it cannot reach (a transient error the watchdog retries).
 func TestRedlockExtendVerdicts(t *testing.T) {
 	servers, clients := startRedlock(t, 5)
-	s := core.NewRedlockStore(clients...)
+	s := redlock.New(clients...)
 	ctx := ctxT(t, 10*time.Second)
-	l := core.Lease{Key: "reqlock:{extend}", Token: "me", TTL: 2 * time.Second}
+	l := store.Lease{Key: "reqlock:{extend}", Token: "me", TTL: 2 * time.Second}
 	if _, err := s.Acquire(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	servers[0].Kill()
 	servers[1].Kill()
 	clients[2].Del(ctx, l.Key) // two down, one forgot: 2 ours, 1 not, 2 unknown
-	if r := s.Extend(ctx, []core.Lease{l})[0]; r.Err == nil || errors.Is(r.Err, core.ErrNotHeld) {
+	if r := s.Extend(ctx, []store.Lease{l})[0]; r.Err == nil || errors.Is(r.Err, core.ErrNotHeld) {
 		t.Fatalf("extend without a quorum either way: %v, want a transient error", r.Err)
 	}
 	clients[3].Del(ctx, l.Key) // now 2 say "not ours": a quorum is out of reach
 	clients[4].Del(ctx, l.Key)
-	if r := s.Extend(ctx, []core.Lease{l})[0]; !errors.Is(r.Err, core.ErrNotHeld) {
+	if r := s.Extend(ctx, []store.Lease{l})[0]; !errors.Is(r.Err, core.ErrNotHeld) {
 		t.Fatalf("extend after the lock left a quorum: %v, want ErrNotHeld", r.Err)
 	}
 }
@@ -267,10 +269,10 @@ func TestRedlockExtendVerdicts(t *testing.T) {
 func TestRedlockStoreRejectsBadClients(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	for name, f := range map[string]func(){
-		"none":      func() { core.NewRedlockStore() },
-		"nil":       func() { core.NewRedlockStore(c, nil) },
-		"duplicate": func() { core.NewRedlockStore(c, c) },
-		"timeout":   func() { core.NewRedlockStore(c).WithNodeTimeout(0) },
+		"none":      func() { redlock.New() },
+		"nil":       func() { redlock.New(c, nil) },
+		"duplicate": func() { redlock.New(c, c) },
+		"timeout":   func() { redlock.New(c).WithNodeTimeout(0) },
 	} {
 		func() {
 			defer func() {
@@ -296,7 +298,7 @@ func TestRedlockDelayedRestart(t *testing.T) {
 			servers, clients := startRedlock(t, 3)
 			ctx := ctxT(t, 10*time.Second)
 			servers[2].Kill()
-			first, err := newLocker(core.NewRedlockStore(clients...), core.WithTTL(ttl), core.WithoutWatchdog()).TryObtain(ctx, "k")
+			first, err := newLocker(redlock.New(clients...), core.WithTTL(ttl), core.WithoutWatchdog()).TryObtain(ctx, "k")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +311,7 @@ func TestRedlockDelayedRestart(t *testing.T) {
 				for _, s := range servers {
 					cs = append(cs, s.Client(t))
 				}
-				return newLocker(core.NewRedlockStore(cs...), core.WithTTL(ttl))
+				return newLocker(redlock.New(cs...), core.WithTTL(ttl))
 			}
 			if delayed {
 				servers[2].Restart()

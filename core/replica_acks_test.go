@@ -10,7 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // With WithReplicaAcks an acquire counts only once the replica has the lock:
@@ -21,8 +23,8 @@ func TestSentinelReplicaAcks(t *testing.T) {
 	fc := sn.Client(t)
 	// Generous while the replica is live (a loaded CI machine may take a
 	// while to ack), short while it is frozen (it can only time out).
-	live := newLocker(core.NewRedisStore(fc).WithReplicaAcks(1, 2*time.Second))
-	l := newLocker(core.NewRedisStore(fc).WithReplicaAcks(1, 100*time.Millisecond))
+	live := newLocker(redisstore.New(fc).WithReplicaAcks(1, 2*time.Second))
+	l := newLocker(redisstore.New(fc).WithReplicaAcks(1, 100*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 
 	lk, err := live.TryObtain(ctx, "k")
@@ -37,7 +39,7 @@ func TestSentinelReplicaAcks(t *testing.T) {
 	replica.Pause()
 	defer replica.Resume()
 	_, err = l.TryObtain(ctx, "k")
-	if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, core.ErrNotReplicated) || errors.Is(err, core.ErrNotObtained) {
+	if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, redisstore.ErrNotReplicated) || errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("TryObtain with the replica frozen: %v, want ErrUnavailable and ErrNotReplicated", err)
 	}
 	skey, _ := l.StoreKey("k")
@@ -56,10 +58,10 @@ func TestSentinelReplicaAcks(t *testing.T) {
 // On a node without replicas WAIT can only time out.
 func TestReplicaAcksWithoutReplicas(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	s := core.NewRedisStore(c).WithReplicaAcks(1, 5*time.Millisecond)
+	s := redisstore.New(c).WithReplicaAcks(1, 5*time.Millisecond)
 	ctx := ctxT(t, 5*time.Second)
-	_, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{solo}", Token: "t", TTL: time.Second})
-	if !errors.Is(err, core.ErrNotReplicated) {
+	_, err := s.Acquire(ctx, store.Lease{Key: "reqlock:{solo}", Token: "t", TTL: time.Second})
+	if !errors.Is(err, redisstore.ErrNotReplicated) {
 		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
 	}
 	if n, err := c.Exists(ctx, "reqlock:{solo}").Result(); err != nil || n != 0 {
@@ -69,8 +71,8 @@ func TestReplicaAcksWithoutReplicas(t *testing.T) {
 	if err := c.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Acquire(ctx, core.Lease{Key: "reqlock:{solo}", Token: "t2", TTL: time.Second})
-	if !errors.Is(err, core.ErrNotReplicated) {
+	_, err = s.Acquire(ctx, store.Lease{Key: "reqlock:{solo}", Token: "t2", TTL: time.Second})
+	if !errors.Is(err, redisstore.ErrNotReplicated) {
 		t.Fatalf("Acquire after SCRIPT FLUSH: %v, want ErrNotReplicated", err)
 	}
 	if n, err := c.Exists(ctx, "reqlock:{solo}").Result(); err != nil || n != 0 {
@@ -79,9 +81,9 @@ func TestReplicaAcksWithoutReplicas(t *testing.T) {
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": c.Options().Addr}})
 	defer ring.Close()
 	for name, f := range map[string]func(){
-		"n":       func() { core.NewRedisStore(c).WithReplicaAcks(0, time.Second) },
-		"timeout": func() { core.NewRedisStore(c).WithReplicaAcks(1, 0) },
-		"client":  func() { core.NewRedisStore(ring).WithReplicaAcks(1, time.Second) },
+		"n":       func() { redisstore.New(c).WithReplicaAcks(0, time.Second) },
+		"timeout": func() { redisstore.New(c).WithReplicaAcks(1, 0) },
+		"client":  func() { redisstore.New(ring).WithReplicaAcks(1, time.Second) },
 	} {
 		func() {
 			defer func() {
@@ -99,11 +101,11 @@ func TestReplicaAcksWithoutReplicas(t *testing.T) {
 // acquire says "not replicated" (not a timeout) and keeps nothing.
 func TestReplicaAcksWaitWithinDeadline(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	s := core.NewRedisStore(c).WithReplicaAcks(1, time.Minute)
+	s := redisstore.New(c).WithReplicaAcks(1, time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{deadline}", Token: "t", TTL: 10 * time.Second})
-	if !errors.Is(err, core.ErrNotReplicated) || errors.Is(err, context.DeadlineExceeded) {
+	_, err := s.Acquire(ctx, store.Lease{Key: "reqlock:{deadline}", Token: "t", TTL: 10 * time.Second})
+	if !errors.Is(err, redisstore.ErrNotReplicated) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
 	}
 	if n, err := c.Exists(ctxT(t, time.Second), "reqlock:{deadline}").Result(); err != nil || n != 0 {
@@ -123,9 +125,9 @@ func TestReplicaAcksWaitWithinReadTimeout(t *testing.T) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := core.NewRedisStore(c).WithReplicaAcks(1, time.Minute)
-	_, err := s.Acquire(context.Background(), core.Lease{Key: "reqlock:{read}", Token: "t", TTL: 10 * time.Second})
-	if !errors.Is(err, core.ErrNotReplicated) {
+	s := redisstore.New(c).WithReplicaAcks(1, time.Minute)
+	_, err := s.Acquire(context.Background(), store.Lease{Key: "reqlock:{read}", Token: "t", TTL: 10 * time.Second})
+	if !errors.Is(err, redisstore.ErrNotReplicated) {
 		t.Fatalf("Acquire: %v, want ErrNotReplicated", err)
 	}
 	stats, err := c.Info(ctx, "commandstats").Result()
@@ -161,10 +163,10 @@ func TestSentinelReplicaAcksAfterScriptFlush(t *testing.T) {
 	for _, cn := range conns {
 		_ = cn.Close()
 	}
-	s := core.NewRedisStore(fc).WithReplicaAcks(1, time.Second)
+	s := redisstore.New(fc).WithReplicaAcks(1, time.Second)
 	// The first acquire, with the replica live, teaches the store that the
 	// master has the script.
-	if _, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{flush}", Token: "t1", TTL: 10 * time.Second}); err != nil {
+	if _, err := s.Acquire(ctx, store.Lease{Key: "reqlock:{flush}", Token: "t1", TTL: 10 * time.Second}); err != nil {
 		t.Fatalf("Acquire with a live replica: %v", err)
 	}
 	if err := s.Release(ctx, "reqlock:{flush}", "t1"); err != nil {
@@ -184,8 +186,8 @@ func TestSentinelReplicaAcksAfterScriptFlush(t *testing.T) {
 	if err := master.Client(t).ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Acquire(ctx, core.Lease{Key: "reqlock:{flush}", Token: "t2", TTL: 10 * time.Second})
-	if !errors.Is(err, core.ErrNotReplicated) {
+	_, err = s.Acquire(ctx, store.Lease{Key: "reqlock:{flush}", Token: "t2", TTL: 10 * time.Second})
+	if !errors.Is(err, redisstore.ErrNotReplicated) {
 		t.Fatalf("Acquire after SCRIPT FLUSH with the replica frozen: %v, want ErrNotReplicated", err)
 	}
 	if n, err := fc.Exists(ctx, "reqlock:{flush}").Result(); err != nil || n != 0 {
@@ -197,9 +199,9 @@ func TestSentinelReplicaAcksAfterScriptFlush(t *testing.T) {
 // lock back before it reports the failure.
 func TestReplicaAcksGiveBackWhenWaitFails(t *testing.T) {
 	c := redistest.Start(t, "--rename-command", "WAIT", "").Client(t)
-	s := core.NewRedisStore(c).WithReplicaAcks(1, time.Second)
+	s := redisstore.New(c).WithReplicaAcks(1, time.Second)
 	ctx := ctxT(t, 5*time.Second)
-	_, err := s.Acquire(ctx, core.Lease{Key: "reqlock:{nowait}", Token: "t", TTL: 10 * time.Second})
+	_, err := s.Acquire(ctx, store.Lease{Key: "reqlock:{nowait}", Token: "t", TTL: 10 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("Acquire on a server without WAIT: %v, want its error", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // resendingClient is a client through p that resends a command whose reply
@@ -71,9 +72,9 @@ func standInLine(t *testing.T, ctx, waitCtx context.Context, readTimeout time.Du
 		s.via.AddHook(hook) // before the waiter sends anything
 	}
 	const ttl = 10 * time.Second
-	s.holder = newLocker(core.NewRedisStore(s.direct), core.WithTTL(ttl))
-	s.other = newLocker(core.NewRedisStore(s.direct), core.WithTTL(ttl))
-	waiter := newLocker(core.NewRedisStore(s.via), append([]core.Option{core.WithTTL(ttl)}, waiterOpts...)...)
+	s.holder = newLocker(redisstore.New(s.direct), core.WithTTL(ttl))
+	s.other = newLocker(redisstore.New(s.direct), core.WithTTL(ttl))
+	waiter := newLocker(redisstore.New(s.via), append([]core.Option{core.WithTTL(ttl)}, waiterOpts...)...)
 	s.skey, _ = s.holder.StoreKey("k")
 	var err error
 	if s.first, err = s.holder.Obtain(ctx, "k"); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Lockers keep working through a Sentinel failover. During it some calls
@@ -21,7 +22,7 @@ import (
 // goes wrong, and afterwards every call succeeds against the new master.
 func TestSentinelFailoverDuringRun(t *testing.T) {
 	sn := redistest.StartSentinel(t)
-	store := core.NewRedisStore(sn.Client(t))
+	store := redisstore.New(sn.Client(t))
 	l := newLocker(store, core.WithTTL(time.Second),
 		core.WithRetry(backoff.Exponential(time.Millisecond, 20*time.Millisecond)))
 	ctx := ctxT(t, 30*time.Second)

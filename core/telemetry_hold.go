@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/reqlock/reqlock/core/store"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -66,7 +67,7 @@ func (t *telemetry) renewalFailed(lk *Lock, err error) {
 
 // renewBatch records one batched extend: how late each of its locks was
 // (lags), and how long the round trip took.
-func (t *telemetry) renewBatch(lags []time.Duration, took time.Duration, results []Renewal) {
+func (t *telemetry) renewBatch(lags []time.Duration, took time.Duration, results []store.Renewal) {
 	ctx := context.Background()
 	for _, lag := range lags {
 		t.watchdogLag.Record(ctx, max(lag, 0).Seconds(), t.byStore.record...)

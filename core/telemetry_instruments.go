@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 
+	"github.com/reqlock/reqlock/core/store"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -124,7 +125,7 @@ func newTelemetry(cfg Telemetry, s Store) *telemetry {
 
 // storeKind is the reqlock.store of s: its Kind, or "other".
 func storeKind(s Store) string {
-	if k, ok := s.(Kinder); ok {
+	if k, ok := s.(store.Kinder); ok {
 		return k.Kind()
 	}
 	return "other"

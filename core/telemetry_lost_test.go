@@ -14,6 +14,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // logLines decodes the JSON log lines with message msg.
@@ -99,7 +101,7 @@ func checkLostMetrics(t *testing.T, p *probe, store attribute.KeyValue, why stri
 func TestTelemetryLostLeaseExpired(t *testing.T) {
 	p := newProbe()
 	var logs logBuffer
-	l := core.NewLocker(core.NewMemoryStore(), core.WithTelemetry(p.telemetry()), core.WithoutWatchdog(),
+	l := core.NewLocker(memorystore.New(), core.WithTelemetry(p.telemetry()), core.WithoutWatchdog(),
 		core.WithTTL(50*time.Millisecond), core.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	ctx, req := p.request(ctxT(t, 10*time.Second))
 	const key = "order-42"
@@ -169,7 +171,7 @@ func TestTelemetryRenewalFailed(t *testing.T) {
 	srv := redistest.Start(t)
 	p := newProbe()
 	var logs logBuffer
-	l := core.NewLocker(core.NewRedisStore(srv.Client(t)), core.WithTelemetry(p.telemetry()),
+	l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithTelemetry(p.telemetry()),
 		core.WithTTL(300*time.Millisecond),
 		core.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	ctx, req := p.request(ctxT(t, 10*time.Second))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Without WithTelemetry a lock cycle allocates what it did before
@@ -21,7 +22,7 @@ func TestTelemetryOffAllocs(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	ctx := context.Background()
-	l := newLocker(core.NewMemoryStore())
+	l := newLocker(memorystore.New())
 	// A lock held throughout keeps the watchdog running, so that no cycle
 	// pays for starting its goroutine.
 	held, err := l.TryObtain(ctx, "held")

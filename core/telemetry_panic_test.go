@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // panickingStore is a third-party Store whose Acquire panics.
 type panickingStore struct{}
 
-func (panickingStore) Acquire(context.Context, core.Lease) (core.Grant, error) { panic("store bug") }
-func (panickingStore) Extend(_ context.Context, ls []core.Lease) []core.Renewal {
-	return make([]core.Renewal, len(ls))
+func (panickingStore) Acquire(context.Context, store.Lease) (store.Grant, error) { panic("store bug") }
+func (panickingStore) Extend(_ context.Context, ls []store.Lease) []store.Renewal {
+	return make([]store.Renewal, len(ls))
 }
 func (panickingStore) Release(context.Context, string, string) error { return nil }
 func (panickingStore) TTL(context.Context, string, string) (time.Duration, error) {

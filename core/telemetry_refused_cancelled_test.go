@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A call refused for its arguments is counted nowhere (WithTelemetry), also
@@ -13,7 +14,7 @@ import (
 // waited for and no store was asked, so it is no cancelled acquisition.
 func TestRefusedAcquireOnCancelledContextIsNotCounted(t *testing.T) {
 	p := newProbe()
-	l := newLocker(core.NewMemoryStore(), core.WithTelemetry(p.telemetry()))
+	l := newLocker(memorystore.New(), core.WithTelemetry(p.telemetry()))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := l.TryObtain(ctx, ""); !errors.Is(err, core.ErrEmptyKey) {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Every acquire outcome a store answers, and the end of each hold, on the
@@ -178,7 +180,7 @@ func modeOf(m string) attribute.KeyValue {
 func TestTelemetryUnavailable(t *testing.T) {
 	srv := redistest.Start(t)
 	p := newProbe()
-	l := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTelemetry(p.telemetry()),
+	l := newLocker(redisstore.New(srv.Client(t)), core.WithTelemetry(p.telemetry()),
 		core.WithTTL(500*time.Millisecond), core.WithAttemptTimeout(100*time.Millisecond))
 	ctx := ctxT(t, 10*time.Second)
 	if lk, err := l.TryObtain(ctx, "warm"); err != nil { // connect before the pause
@@ -216,7 +218,7 @@ func TestTelemetryUnavailable(t *testing.T) {
 // is the release span; Do and Once make the same spans.
 func TestTelemetrySpanParent(t *testing.T) {
 	p := newProbe()
-	l := newLocker(core.NewMemoryStore(), core.WithTelemetry(p.telemetry()))
+	l := newLocker(memorystore.New(), core.WithTelemetry(p.telemetry()))
 	ctx, req := p.request(ctxT(t, 10*time.Second))
 	if err := l.Do(ctx, "k", func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
@@ -252,7 +254,7 @@ func TestTelemetrySpanParent(t *testing.T) {
 // number of streams: no key, hash, token or fence is an attribute.
 func TestTelemetryBoundedStreams(t *testing.T) {
 	p := newProbe()
-	l := newLocker(core.NewMemoryStore(), core.WithTelemetry(core.Telemetry{MeterProvider: p.telemetry().MeterProvider, TracerProvider: tracenoop.NewTracerProvider()}))
+	l := newLocker(memorystore.New(), core.WithTelemetry(core.Telemetry{MeterProvider: p.telemetry().MeterProvider, TracerProvider: tracenoop.NewTracerProvider()}))
 	ctx := ctxT(t, time.Minute)
 	const keys = 100_000
 	for i := range keys {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/backoff"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // undoRetry paces the background retries of a release or a cancel whose
@@ -87,7 +88,7 @@ func (l *Locker) retryRelease(ctx context.Context, skey, token string, until tim
 // free someone else's lock. It is retried for a lease from when the attempt
 // started; a store unreachable for all that time, whose acquire then lands
 // after all, keeps the key for one lease.
-func (l *Locker) abandon(ctx context.Context, lease Lease, start time.Time) {
+func (l *Locker) abandon(ctx context.Context, lease store.Lease, start time.Time) {
 	l.undo(ctx, start.Add(lease.TTL), lease.Key, undoCancelAcquire, func(ctx context.Context) error {
 		return cancel(ctx, l.store, lease)
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/redisstore"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -21,7 +22,7 @@ func TestCancelledAcquireLandingLateTakesNothing(t *testing.T) {
 
 func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
 	px := startProxied(t)
-	l := newLocker(core.NewRedisStore(px.via), append([]core.Option{core.WithTTL(10 * time.Second)}, opts...)...)
+	l := newLocker(redisstore.New(px.via), append([]core.Option{core.WithTTL(10 * time.Second)}, opts...)...)
 	ctx := ctxT(t, 20*time.Second)
 	skey, _ := l.StoreKey("k")
 	// Load the acquire script, so that the held EVALSHA runs when it lands
@@ -60,7 +61,7 @@ func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
 // lease.
 func TestFailedReleaseIsRetried(t *testing.T) {
 	px := startProxied(t)
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(10*time.Second))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(10*time.Second))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // waitQueue lines up the waiters of one key in one Locker: the waiter holding
@@ -18,7 +20,7 @@ type waitQueue struct {
 
 	// The store's last answer that the key was taken, to any waiter here,
 	// and when it came; guarded by waitQueues.mu.
-	taken   *NotObtainedError
+	taken   *store.NotObtainedError
 	takenAt time.Time
 }
 
@@ -54,14 +56,14 @@ func (qs *waitQueues) leave(skey string, q *waitQueue) {
 }
 
 // sawTaken records the store's answer that q's key was taken.
-func (qs *waitQueues) sawTaken(q *waitQueue, taken *NotObtainedError, at time.Time) {
+func (qs *waitQueues) sawTaken(q *waitQueue, taken *store.NotObtainedError, at time.Time) {
 	qs.mu.Lock()
 	q.taken, q.takenAt = taken, at
 	qs.mu.Unlock()
 }
 
 // lastTaken is the store's last answer that q's key was taken, if any.
-func (qs *waitQueues) lastTaken(q *waitQueue) (*NotObtainedError, time.Time) {
+func (qs *waitQueues) lastTaken(q *waitQueue) (*store.NotObtainedError, time.Time) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	return q.taken, q.takenAt
@@ -86,7 +88,7 @@ func (qs *waitQueues) wake(skey string) {
 // wait is Obtain after its first attempt found the lock taken (taken), or,
 // with taken nil, before any attempt; withRecord makes each attempt look
 // for the key's record too, and return it.
-func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedError, withRecord bool) (*Lock, []byte, error) {
+func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObtainedError, withRecord bool) (*Lock, []byte, error) {
 	q := l.waiters.join(skey)
 	defer l.waiters.leave(skey, q)
 
@@ -97,7 +99,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	// TryObtain.
 	answered := taken != nil
 	if taken == nil {
-		taken = &NotObtainedError{}
+		taken = &store.NotObtainedError{}
 	}
 	seen := time.Now()
 	gaveUp := func() error {
@@ -115,7 +117,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 		if left > 0 {
 			left = max(left-time.Since(seen), time.Millisecond)
 		}
-		return &NotObtainedError{Remaining: left, Cause: ctxErr(ctx)}
+		return &store.NotObtainedError{Remaining: left, Cause: ctxErr(ctx)}
 	}
 	select {
 	case q.turn <- struct{}{}:
@@ -124,7 +126,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 	}
 	defer func() { <-q.turn }()
 
-	waker, inLine := l.store.(Waker)
+	waker, inLine := l.store.(store.Waker)
 	var waiter string
 	var wake *wakeSlot
 	var woken chan struct{} // nil, never ready, for a store that wakes nobody
@@ -169,7 +171,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *NotObtainedE
 				// that lost its connection wakes every waiter once it is
 				// back: polling is only the floor, for a holder that never
 				// releases (its lease runs out), so it need not be eager.
-				d = max(d, HandOffTimeout+rand.N(HandOffTimeout/2))
+				d = max(d, store.HandOffTimeout+rand.N(store.HandOffTimeout/2))
 			}
 			// No point sleeping past the holder's lease: if it is not renewed,
 			// the lock is free then.
@@ -240,11 +242,11 @@ func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence
 		return nil
 	}
 	now := time.Now()
-	validUntil := refused.at.Add(validity(HandOffTimeout))
+	validUntil := refused.at.Add(validity(store.HandOffTimeout))
 	if validUntil.Sub(now) < max(minHandedOver, handedOverRoundTrips*max(refused.rtt, l.dog.lastRoundTrip())) {
 		return nil
 	}
-	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(HandOffTimeout), nil)
+	return l.held(ctx, key, skey, handedOverToken(waiter), fence, now, validUntil, now.Add(store.HandOffTimeout), nil)
 }
 
 // minHandedOver is the least time left on a handed-over lock for its waiter
@@ -252,7 +254,7 @@ func (l *Locker) handedOver(ctx context.Context, key, skey, waiter string, fence
 // round trips to the store: the watchdog's first renewal goes a third of
 // the way, and must have time to come back, or to be tried again.
 const (
-	minHandedOver        = HandOffTimeout / 5
+	minHandedOver        = store.HandOffTimeout / 5
 	handedOverRoundTrips = 8
 )
 
@@ -260,8 +262,8 @@ const (
 // background: if a release handed it the lock meanwhile, that goes on to
 // the next in line at once, instead of after HandOffTimeout. It is retried
 // for a lease, as a cancel is: on Redis it also leaves the marker that
-// voids the wait's attempts still on their way (see RedisStore.Leave).
-func (l *Locker) leaveLine(ctx context.Context, w Waker, skey, waiter string) {
+// voids the wait's attempts still on their way (see redisstore.Store.Leave).
+func (l *Locker) leaveLine(ctx context.Context, w store.Waker, skey, waiter string) {
 	l.undo(ctx, time.Now().Add(l.ttl), skey, undoLeaveLine, func(ctx context.Context) error {
 		return w.Leave(ctx, skey, waiter)
 	})
@@ -271,7 +273,7 @@ func (l *Locker) leaveLine(ctx context.Context, w Waker, skey, waiter string) {
 // released here. A store that wakes waiters itself (Waker) has handed the
 // lock to whoever is next in line, maybe elsewhere, and woken that one.
 func (l *Locker) wakeLocal(skey string) {
-	if _, ok := l.store.(Waker); !ok {
+	if _, ok := l.store.(store.Waker); !ok {
 		l.waiters.wake(skey)
 	}
 }

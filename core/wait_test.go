@@ -10,21 +10,23 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Locker.Obtain's doc: "when ctx ends before the store answered its first
 // attempt (or had ended already), it is ErrUnavailable and the context's
 // error, as for TryObtain: nothing says the key was taken." That holds too
-// when the subscription is already listening (MemoryStore always; RedisStore
+// when the subscription is already listening (memorystore.Store always; redisstore.Store
 // right after a waiter) and Obtain joins the line with its first attempt.
 func TestObtainCancelledBeforeAnyAnswerIsUnavailable(t *testing.T) {
 	for _, name := range []string{"memory", "redis-listening"} {
 		t.Run(name, func(t *testing.T) {
 			var s core.Store
 			if name == "memory" {
-				s = core.NewMemoryStore()
+				s = memorystore.New()
 			} else {
-				s = core.NewRedisStore(redistest.Start(t).Client(t))
+				s = redisstore.New(redistest.Start(t).Client(t))
 			}
 			l := newLocker(s)
 			ctx := ctxT(t, 10*time.Second)
@@ -67,7 +69,7 @@ func tryErr(l *core.Locker, ctx context.Context) error {
 // the line empties, and no goroutine is left behind.
 func TestManyWaitersGiveUp(t *testing.T) {
 	c := redistest.Start(t).Client(t)
-	st := core.NewRedisStore(c)
+	st := redisstore.New(c)
 	ctx := ctxT(t, 20*time.Second)
 	holder := newLocker(st)
 	lk, err := holder.TryObtain(ctx, "k")

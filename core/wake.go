@@ -3,10 +3,12 @@ package core
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // wakeAll is the waiter that stands for every waiter.
-const wakeAll = WakeAll
+const wakeAll = store.WakeAll
 
 // newWaiterID returns an id, random, so that no other waiter or instance,
 // here or elsewhere, has it; base64url, so it holds no '/' or ' '.

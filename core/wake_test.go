@@ -8,7 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A release on one Locker wakes a waiter on another (an instance) at once:
@@ -22,7 +24,7 @@ func TestWakeAcrossLockers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := handOff(t, ctx, lk, waiter); d >= core.HandOffTimeout/4 {
+			if d := handOff(t, ctx, lk, waiter); d >= store.HandOffTimeout/4 {
 				t.Fatalf("round %d: the waiter took the lock %v after the release: not woken", round, d)
 			}
 		}
@@ -37,7 +39,7 @@ func TestWakeSurvivesKilledSubscription(t *testing.T) {
 	mk := func() *core.Locker {
 		c := redis.NewClient(redistest.ClientOptions(srv.Addr))
 		t.Cleanup(func() { _ = c.Close() })
-		return newLocker(core.NewRedisStore(c))
+		return newLocker(redisstore.New(c))
 	}
 	holder, waiter := mk(), mk()
 	ctx := ctxT(t, 20*time.Second)
@@ -67,7 +69,7 @@ func TestWakeSurvivesKilledSubscription(t *testing.T) {
 	}
 	// Round 2 ran on the subscription go-redis restored: it still wakes.
 	lk, _ := holder.TryObtain(ctx, "k")
-	if d := handOff(t, ctx, lk, waiter); d >= core.HandOffTimeout/4 {
+	if d := handOff(t, ctx, lk, waiter); d >= store.HandOffTimeout/4 {
 		t.Fatalf("after the subscription came back, the waiter took the lock %v after the release: not woken", d)
 	}
 }

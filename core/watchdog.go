@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // linger is how long the renewer goroutine outlives the last held lock, so
@@ -310,7 +312,7 @@ func (w *watchdog) renew(due []*Lock) {
 			lk.endTurn()
 		}
 	}()
-	leases := make([]Lease, len(due))
+	leases := make([]store.Lease, len(due))
 	now := time.Now()
 	budget := time.Hour
 	t := w.l.telemetry
@@ -320,7 +322,7 @@ func (w *watchdog) renew(due []*Lock) {
 	}
 	w.mu.Lock()
 	for i, lk := range due {
-		leases[i] = Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
+		leases[i] = store.Lease{Key: lk.skey, Token: lk.token, TTL: lk.ttl}
 		if t != nil {
 			lags = append(lags, now.Sub(lk.nextCheck))
 		}
@@ -339,7 +341,7 @@ func (w *watchdog) renew(due []*Lock) {
 	if t != nil {
 		t.renewBatch(lags, time.Since(start), results)
 	}
-	if ok := slices.ContainsFunc(results, func(r Renewal) bool { return r.Err == nil }); ok {
+	if ok := slices.ContainsFunc(results, func(r store.Renewal) bool { return r.Err == nil }); ok {
 		w.roundTrip(time.Since(start))
 	}
 	for i, lk := range due {

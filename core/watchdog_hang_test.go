@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // pauseOwnerOnExtend stops (SIGSTOP) the Cluster master that owns a given
@@ -22,7 +24,7 @@ type pauseOwnerOnExtend struct {
 	armed atomic.Bool
 }
 
-func (s *pauseOwnerOnExtend) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s *pauseOwnerOnExtend) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	for _, l := range ls {
 		if l.Key == s.key && s.armed.CompareAndSwap(true, false) {
 			s.owner.Pause()
@@ -41,7 +43,7 @@ func TestWatchdogClusterMasterStoppedMidRenewal(t *testing.T) {
 	cc := cl.Client(t)
 	ctx := ctxT(t, 20*time.Second)
 	const long, short = 3 * time.Second, 300 * time.Millisecond
-	probe := newLocker(core.NewRedisStore(cc))
+	probe := newLocker(redisstore.New(cc))
 
 	// Two keys on different masters.
 	var slowKey, fastKey string
@@ -58,7 +60,7 @@ func TestWatchdogClusterMasterStoppedMidRenewal(t *testing.T) {
 		}
 	}
 	slowSkey, _ := probe.StoreKey(slowKey)
-	st := &pauseOwnerOnExtend{Store: core.NewRedisStore(cc), key: slowSkey, owner: slowOwner}
+	st := &pauseOwnerOnExtend{Store: redisstore.New(cc), key: slowSkey, owner: slowOwner}
 	l := newLocker(st, core.WithTTL(short))
 
 	slow, err := l.TryObtain(ctx, slowKey)
@@ -83,7 +85,7 @@ func TestWatchdogClusterMasterStoppedMidRenewal(t *testing.T) {
 	}()
 
 	// Another Locker tries for fastKey for two seconds, many leases of it.
-	other := newLocker(core.NewRedisStore(cc), core.WithTTL(short))
+	other := newLocker(redisstore.New(cc), core.WithTTL(short))
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		next, err := other.TryObtain(ctx, fastKey)

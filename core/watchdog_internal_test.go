@@ -4,14 +4,17 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // stuckExtends blocks every Extend until its context ends.
-type stuckExtends struct{ *MemoryStore }
+type stuckExtends struct{ *memorystore.Store }
 
-func (s stuckExtends) Extend(ctx context.Context, ls []Lease) []Renewal {
+func (s stuckExtends) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	<-ctx.Done()
-	out := make([]Renewal, len(ls))
+	out := make([]store.Renewal, len(ls))
 	for i := range out {
 		out[i].Err = ctx.Err()
 	}
@@ -21,7 +24,7 @@ func (s stuckExtends) Extend(ctx context.Context, ls []Lease) []Renewal {
 // While a Refresh is stuck, the watchdog leaves its lock alone: it does
 // not spin on it.
 func TestWatchdogDoesNotSpinOnStuckRefresh(t *testing.T) {
-	l := NewLocker(stuckExtends{NewMemoryStore()}, WithTTL(3*time.Second))
+	l := NewLocker(stuckExtends{memorystore.New()}, WithTTL(3*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	lk, err := l.TryObtain(ctx, "k")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // blockingHandler is a slog handler whose sink stalls on warnings, as a
@@ -34,7 +35,7 @@ func (h blockingHandler) WithGroup(string) slog.Handler      { return h }
 // another caller takes the key while its holder still believes it holds
 // it. Two holders at once, on a healthy store.
 func TestSlowLoggerDoesNotDelayLost(t *testing.T) {
-	st := core.NewMemoryStore()
+	st := memorystore.New()
 	const ttl = 200 * time.Millisecond
 	warns := new(atomic.Int32)
 	l := core.NewLocker(st, core.WithTTL(ttl), core.WithoutWatchdog(),

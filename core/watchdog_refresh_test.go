@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Refresh takes its turn behind a watchdog renewal (lk.extending) with a
@@ -22,7 +24,7 @@ import (
 func TestRefreshHonoursItsContextWhileARenewalHangs(t *testing.T) {
 	px := startProxied(t)
 	const ttl = 3 * time.Second
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -58,9 +60,9 @@ type heldReply struct {
 	cut      atomic.Bool
 }
 
-func (s *heldReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s *heldReply) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	if s.cut.Load() {
-		out := make([]core.Renewal, len(ls))
+		out := make([]store.Renewal, len(ls))
 		for i := range out {
 			out[i].Err = errors.New("i/o timeout")
 		}
@@ -81,11 +83,11 @@ func (s *heldReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal 
 func TestRefreshTakesTurnsWithRenewal(t *testing.T) {
 	srv := redistest.Start(t)
 	const long, short = 1500 * time.Millisecond, 300 * time.Millisecond
-	st := &heldReply{Store: core.NewRedisStore(srv.Client(t)), ttl: long,
+	st := &heldReply{Store: redisstore.New(srv.Client(t)), ttl: long,
 		executed: make(chan struct{}), proceed: make(chan struct{})}
 	st.armed.Store(true)
 	a := newLocker(st, core.WithTTL(long))
-	b := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(long))
+	b := newLocker(redisstore.New(srv.Client(t)), core.WithTTL(long))
 	ctx := ctxT(t, 10*time.Second)
 
 	lk, err := a.TryObtain(ctx, "k")
@@ -131,14 +133,14 @@ type lostReply struct {
 	cut atomic.Bool
 }
 
-func (s *lostReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
-	out := make([]core.Renewal, len(ls))
+func (s *lostReply) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
+	out := make([]store.Renewal, len(ls))
 	if !s.cut.Load() {
 		out = s.Store.Extend(ctx, ls)
 	}
 	for i, l := range ls {
 		if s.cut.Load() || l.TTL == s.ttl {
-			out[i] = core.Renewal{Err: errors.New("i/o timeout")}
+			out[i] = store.Renewal{Err: errors.New("i/o timeout")}
 		}
 	}
 	return out
@@ -151,9 +153,9 @@ func (s *lostReply) Extend(ctx context.Context, ls []core.Lease) []core.Renewal 
 func TestRefreshOfUnknownOutcomeKeepsTrustRight(t *testing.T) {
 	srv := redistest.Start(t)
 	const long, short = 1500 * time.Millisecond, 300 * time.Millisecond
-	st := &lostReply{Store: core.NewRedisStore(srv.Client(t)), ttl: short}
+	st := &lostReply{Store: redisstore.New(srv.Client(t)), ttl: short}
 	a := newLocker(st, core.WithTTL(long))
-	b := newLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(long))
+	b := newLocker(redisstore.New(srv.Client(t)), core.WithTTL(long))
 	ctx := ctxT(t, 10*time.Second)
 
 	lk, err := a.TryObtain(ctx, "k")
@@ -174,7 +176,7 @@ func TestRefreshOfUnknownOutcomeKeepsTrustRight(t *testing.T) {
 func TestRefreshAfterLostExtendsNothing(t *testing.T) {
 	px := startProxied(t)
 	const ttl = 300 * time.Millisecond
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Since b89475d each renewal round trip gets only a third of the validity
@@ -22,7 +23,7 @@ func TestSlowButHealthyLinkKeepsLock(t *testing.T) {
 		ttl    = 150 * time.Millisecond
 		oneWay = 20 * time.Millisecond
 	)
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	// Load the scripts first: no NOSCRIPT round trip on the slow link.
 	warm, err := l.TryObtain(ctx, "warm-up")

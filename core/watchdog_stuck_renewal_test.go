@@ -12,6 +12,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // One renewal whose bytes are stuck on one TCP connection (a half-dead
@@ -23,7 +24,7 @@ import (
 func TestOneStuckRenewalIsRetried(t *testing.T) {
 	px := startProxied(t)
 	const ttl = 900 * time.Millisecond
-	l := newLocker(core.NewRedisStore(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // pauseOnExtend pauses the server as soon as the watchdog renews a lease of
@@ -20,7 +23,7 @@ type pauseOnExtend struct {
 	srv   *redistest.Server
 }
 
-func (s *pauseOnExtend) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s *pauseOnExtend) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	for _, l := range ls {
 		if l.TTL == s.ttl && s.armed.CompareAndSwap(true, false) {
 			s.srv.Pause()
@@ -36,7 +39,7 @@ func (s *pauseOnExtend) Extend(ctx context.Context, ls []core.Lease) []core.Rene
 func TestWatchdogLosesShortLockOnTimeBehindLongRenewal(t *testing.T) {
 	srv := redistest.Start(t)
 	const long, short = 3 * time.Second, 300 * time.Millisecond
-	st := &pauseOnExtend{Store: core.NewRedisStore(srv.Client(t)), ttl: long, srv: srv}
+	st := &pauseOnExtend{Store: redisstore.New(srv.Client(t)), ttl: long, srv: srv}
 	l := newLocker(st, core.WithTTL(short))
 	ctx := ctxT(t, 10*time.Second)
 
@@ -75,12 +78,12 @@ type failingExtends struct {
 	tries atomic.Int64
 }
 
-func (s *failingExtends) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s *failingExtends) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	if !s.fail.Load() {
 		return s.Store.Extend(ctx, ls)
 	}
 	s.tries.Add(1)
-	out := make([]core.Renewal, len(ls))
+	out := make([]store.Renewal, len(ls))
 	for i := range out {
 		out[i].Err = errors.New("connection reset")
 	}
@@ -90,7 +93,7 @@ func (s *failingExtends) Extend(ctx context.Context, ls []core.Lease) []core.Ren
 // After a failed renewal the watchdog retries at a tenth of the lease, not
 // in a tight loop against a store that is already struggling.
 func TestWatchdogRetriesAtAGap(t *testing.T) {
-	fs := &failingExtends{Store: core.NewMemoryStore()}
+	fs := &failingExtends{Store: memorystore.New()}
 	l := newLocker(fs, core.WithTTL(300*time.Millisecond))
 	lk, err := l.TryObtain(ctxT(t, 5*time.Second), "k")
 	if err != nil {

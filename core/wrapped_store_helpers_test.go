@@ -3,21 +3,24 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // embeddingMemoryStore is how a user adds to the memory store: every Store
 // and Waker method is the embedded one's.
-type embeddingMemoryStore struct{ *MemoryStore }
+type embeddingMemoryStore struct{ *memorystore.Store }
 
 // forwardingMemoryStore is a user's plain Store over a memory store, say
 // to count its calls: each method passes its context on unchanged.
-type forwardingMemoryStore struct{ inner *MemoryStore }
+type forwardingMemoryStore struct{ inner *memorystore.Store }
 
-func (f forwardingMemoryStore) Acquire(ctx context.Context, l Lease) (Grant, error) {
+func (f forwardingMemoryStore) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	return f.inner.Acquire(ctx, l)
 }
 
-func (f forwardingMemoryStore) Extend(ctx context.Context, leases []Lease) []Renewal {
+func (f forwardingMemoryStore) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
 	return f.inner.Extend(ctx, leases)
 }
 

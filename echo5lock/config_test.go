@@ -8,6 +8,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Config embeds httplock.Config, so it cannot lack one of its fields; this
@@ -24,7 +25,7 @@ func TestConfigMirrorsEngine(t *testing.T) {
 }
 
 func TestConfigErrorNamesTheField(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	key := FromHeader("X-Key")
 	for want, cfg := range map[string]Config{
 		"echo5lock: httplock: Config.MaxWait is negative (-1s)":              {Key: key, Config: httplock.Config{Locker: l, MaxWait: -time.Second}},

@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 var _ echo.MiddlewareConfigurator = echo5lock.Config{}
@@ -31,7 +32,7 @@ func request(e *echo.Echo, method, target string, hdr ...string) *httptest.Respo
 // lockedOut returns a Locker on which key is held in scope for the test.
 func lockedOut(t *testing.T, scope, key string) *core.Locker {
 	t.Helper()
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	lk, err := l.TryObtain(context.Background(), httplock.LockKey(scope, key))
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestSkipperBeforeFuncAndLockFrom(t *testing.T) {
 // Middleware outside the lock gets its own request back, not one whose
 // context ended with the lock.
 func TestRequestRestoredAfterHandler(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e := echo.New()
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
@@ -186,7 +187,7 @@ func TestRequestRestoredAfterHandler(t *testing.T) {
 }
 
 func TestHandlerErrorPassesThrough(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e := echo.New()
 	e.POST("/orders", func(*echo.Context) error {
 		return echo.NewHTTPError(http.StatusTeapot, "no")
@@ -199,7 +200,7 @@ func TestHandlerErrorPassesThrough(t *testing.T) {
 }
 
 func TestInvalidConfig(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	key := echo5lock.FromParam("id")
 	for name, cfg := range map[string]echo5lock.Config{
 		"nil key":        {Config: httplock.Config{Locker: l}},

@@ -10,12 +10,13 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // One payment per user at a time; the user comes from the auth middleware,
 // not from anything the client sends.
 func Example() {
-	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
 
 	authenticate := func(next echo.HandlerFunc) echo.HandlerFunc {
 		users := map[string]string{"Bearer token-of-alice": "alice"}

@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // failingReader yields its bytes, then fails: an upstream that breaks
@@ -38,7 +39,7 @@ func TestReplayNotRecordedAfterCommittedError(t *testing.T) {
 		return c.Stream(http.StatusOK, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)})
 	}, echo5lock.WithConfig(echo5lock.Config{
 		Key:    echo5lock.IdempotencyKey(),
-		Config: httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Replay: &httplock.ReplayConfig{}},
+		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{}},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/export", nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A handler's error is answered by the app's error handler after the
@@ -24,7 +25,7 @@ func TestReplayRecordsHandlerError(t *testing.T) {
 		return echo.NewHTTPError(http.StatusConflict, "out of stock")
 	}, echo5lock.WithConfig(echo5lock.Config{
 		Key:    echo5lock.IdempotencyKey(),
-		Config: httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Replay: &httplock.ReplayConfig{}},
+		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{}},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/orders", nil)

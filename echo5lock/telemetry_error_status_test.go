@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // An Echo handler answers by returning an error as often as by writing:
@@ -23,7 +24,7 @@ func TestTelemetryCountsStatusOfHandlerError(t *testing.T) {
 		return echo.NewHTTPError(http.StatusTeapot, "short and stout")
 	}, echo5lock.WithConfig(echo5lock.Config{
 		Key:    echo5lock.FromHeader("X-Key"),
-		Config: httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Telemetry: tel.Config()},
+		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Telemetry: tel.Config()},
 	}))
 	srv := httptest.NewServer(e)
 	defer srv.Close()

@@ -7,6 +7,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Config copies httplock.Config's fields by hand, so that literals such as
@@ -23,7 +24,7 @@ func TestConfigMirrorsEngine(t *testing.T) {
 }
 
 func TestNewPanicNamesTheField(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	httpcases.CheckConfigPanics(t, func(c Config) { WithConfig(c) }, map[string]Config{
 		"echolock.WithConfig: httplock: Config.MaxWait is negative (-1s)":              {Locker: l, Key: FromHeader("X-Key"), MaxWait: -time.Second},
 		"echolock.WithConfig: httplock: Config.StoreTimeout is negative (-1ms)":        {Locker: l, Key: FromHeader("X-Key"), StoreTimeout: -time.Millisecond},

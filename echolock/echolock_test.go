@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func serve(h http.Handler, method, url string, hdr ...string) *httptest.ResponseRecorder {
@@ -37,7 +38,7 @@ func held(t *testing.T, l *core.Locker, scope, key string) {
 // With Echo's own error handler, a rejection renders as JSON of the
 // problem, with Retry-After, and the app's handler can reach the Rejection.
 func TestDefaultErrorHandlerReachesAppHandler(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	held(t, l, "POST /orders/:id", "42")
 	e := echo.New()
 	var seen *httplock.Rejection
@@ -64,7 +65,7 @@ func TestDefaultErrorHandlerReachesAppHandler(t *testing.T) {
 }
 
 func TestWriteProblemErrorHandler(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	held(t, l, "orders", "alice")
 	e := echo.New()
 	e.POST("/orders", func(c echo.Context) error { return nil }, echolock.WithConfig(echolock.Config{
@@ -77,7 +78,7 @@ func TestWriteProblemErrorHandler(t *testing.T) {
 }
 
 func TestSkipperBeforeFuncAndLockFrom(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	held(t, l, "orders", "alice")
 	var before int
 	e := echo.New()
@@ -110,7 +111,7 @@ func TestSkipperBeforeFuncAndLockFrom(t *testing.T) {
 }
 
 func TestHandlerErrorPassesThrough(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e := echo.New()
 	e.POST("/orders", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusTeapot, "no")
@@ -124,7 +125,7 @@ func TestHandlerErrorPassesThrough(t *testing.T) {
 }
 
 func TestConstructorsPanicOnBadConfig(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	for name, mk := range map[string]func(){
 		"nil key":    func() { echolock.New(l, nil) },
 		"nil locker": func() { echolock.New(nil, echolock.FromParam("id")) },

@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // failingReader yields its bytes, then fails: an upstream that breaks
@@ -37,7 +38,7 @@ func TestReplayNotRecordedAfterCommittedError(t *testing.T) {
 		runs++
 		return c.Stream(http.StatusOK, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)})
 	}, echolock.WithConfig(echolock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/export", nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A handler's error is answered by the app's error handler after the
@@ -23,7 +24,7 @@ func TestReplayRecordsHandlerError(t *testing.T) {
 		runs++
 		return echo.NewHTTPError(http.StatusConflict, "out of stock")
 	}, echolock.WithConfig(echolock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/orders", nil)

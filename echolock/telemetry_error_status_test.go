@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // An Echo handler answers by returning an error as often as by writing:
@@ -22,7 +23,7 @@ func TestTelemetryCountsStatusOfHandlerError(t *testing.T) {
 	e.POST("/teapot", func(echo.Context) error {
 		return echo.NewHTTPError(http.StatusTeapot, "short and stout")
 	}, echolock.WithConfig(echolock.Config{
-		Locker:    core.NewLocker(core.NewMemoryStore()),
+		Locker:    core.NewLocker(memorystore.New()),
 		Key:       echolock.FromHeader("X-Key"),
 		Telemetry: tel.Config(),
 	}))

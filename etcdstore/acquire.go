@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// AcquireOrRecord implements core.Recorder: the key's record if it has
+// AcquireOrRecord implements store.Recorder: the key's record if it has
 // one, else Acquire; one transaction.
-func (s *Store) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+func (s *Store) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	return s.acquire(ctx, l, "", true)
 }
 
@@ -24,20 +24,20 @@ func (s *Store) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, 
 // token or the waiter. withRecord answers with the key's record instead
 // when there is one. A waiter that is turned away joins the line, once,
 // and watches the one ahead of it.
-func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+func (s *Store) acquire(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	ctx, done := s.call(ctx)
 	defer done()
 	start := time.Now()
 	if waiter != "" {
 		if err := s.lines.alive(waiter, start); err != nil {
-			return core.Grant{}, nil, err
+			return store.Grant{}, nil, err
 		}
 	}
 	// The waiter's place in line as the attempt starts: if the attempt
 	// finds it gone because its lease ended, the wait is over.
 	placeRev, placeLease := s.lines.place(waiter, l.Key)
 	for retried := false; ; retried = true {
-		var g core.Grant
+		var g store.Grant
 		var rec []byte
 		var err error
 		var ls, wl *lease
@@ -51,15 +51,15 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			// Rejoining now would put the waiter at the back, on a new
 			// lease, as if it had never lost its place.
 			s.lines.done(waiter)
-			return core.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
+			return store.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
 		}
 		if !claimed {
 			if ls, err = s.leases.current(ctx, l.TTL); err != nil {
-				return core.Grant{}, nil, err
+				return store.Grant{}, nil, err
 			}
 			if waiter != "" {
 				if wl, err = s.lineLeases.current(ctx, lineTTL(l.TTL)); err != nil {
-					return core.Grant{}, nil, err
+					return store.Grant{}, nil, err
 				}
 			}
 			g, rec, err = s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
@@ -76,30 +76,30 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter string, withRe
 			if waiter != "" {
 				// Its place in line, if any, went with the lease.
 				if err := s.lines.alive(waiter, time.Now()); err != nil {
-					return core.Grant{}, nil, err
+					return store.Grant{}, nil, err
 				}
 			}
 			continue
 		}
-		if err != nil && waiter != "" && !errors.Is(err, core.ErrNotObtained) && !errors.Is(err, ErrLeaseExpired) && ctx.Err() == nil && s.c.Ctx().Err() == nil {
+		if err != nil && waiter != "" && !errors.Is(err, store.ErrNotObtained) && !errors.Is(err, ErrLeaseExpired) && ctx.Err() == nil && s.c.Ctx().Err() == nil {
 			// A waiter keeps its place through a failed attempt (a leader
 			// change, say) once the attempt is known to take nothing: it
 			// is cancelled here, as the Locker would, and the waiter told
 			// to wait on. Lines are what a leader change must not break.
 			if s.voidAttempt(ctx, l) {
-				return core.Grant{}, nil, &core.NotObtainedError{}
+				return store.Grant{}, nil, &store.NotObtainedError{}
 			}
 		}
-		if err != nil && !errors.Is(err, core.ErrNotObtained) {
-			return core.Grant{}, nil, s.failure("acquire", err)
+		if err != nil && !errors.Is(err, store.ErrNotObtained) {
+			return store.Grant{}, nil, s.failure("acquire", err)
 		}
-		if rev, _ := s.lines.place(waiter, l.Key); errors.Is(err, core.ErrNotObtained) && placeRev > 0 && rev != placeRev && s.placeLost(ctx, placeLease) {
+		if rev, _ := s.lines.place(waiter, l.Key); errors.Is(err, store.ErrNotObtained) && placeRev > 0 && rev != placeRev && s.placeLost(ctx, placeLease) {
 			// The attempt was on its way as the lease ran out, and joined
 			// the line anew: take that key out, and stop.
 			if w := s.lines.take(waiter); w != nil {
 				s.lines.orphaned(waiter, w)
 			}
-			return core.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
+			return store.Grant{}, nil, fmt.Errorf("%w: the waiter's place in line went with it", ErrLeaseExpired)
 		}
 		return g, rec, err
 	}
@@ -121,13 +121,13 @@ func (s *Store) placeLost(ctx context.Context, l *lease) bool {
 // voidAttempt cancels the attempt of l whose outcome is unknown, trying
 // for a few seconds at most (an election takes about one), and reports
 // whether it is now known to hold nothing.
-func (s *Store) voidAttempt(ctx context.Context, l core.Lease) bool {
+func (s *Store) voidAttempt(ctx context.Context, l store.Lease) bool {
 	deadline := time.Now().Add(voidPatience)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		err := s.Cancel(cctx, l)
 		cancel()
-		if err == nil || errors.Is(err, core.ErrNotHeld) {
+		if err == nil || errors.Is(err, store.ErrNotHeld) {
 			return true
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
@@ -157,7 +157,7 @@ const LineTTL = 2 * time.Second
 // forceRenewal makes keepAlive renew however fresh the lease is.
 const forceRenewal = time.Duration(1<<63 - 1)
 
-func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, withRecord bool, ls, wl *lease, start time.Time) (core.Grant, []byte, error) {
+func (s *Store) acquireOn(ctx context.Context, l store.Lease, waiter string, withRecord bool, ls, wl *lease, start time.Time) (store.Grant, []byte, error) {
 	key, lp := l.Key, linePrefix(l.Key)
 	free := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
@@ -201,16 +201,16 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 			Else(clientv3.OpGet(rk)).
 			Commit()
 		if err != nil {
-			return core.Grant{}, nil, err
+			return store.Grant{}, nil, err
 		}
 		if !r.Succeeded {
 			kvs := r.Responses[0].GetResponseRange().Kvs
 			if len(kvs) == 0 {
-				return core.Grant{}, nil, errors.New("etcdstore: the record vanished inside a transaction")
+				return store.Grant{}, nil, errors.New("etcdstore: the record vanished inside a transaction")
 			}
 			rec, live := decodeRecord(kvs[0].Value, time.Now())
 			if live {
-				return core.Grant{}, rec, nil
+				return store.Grant{}, rec, nil
 			}
 			// Past its retention, its lease not yet run out: drop it, if
 			// it is still that one, and try again.
@@ -218,14 +218,14 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 				If(clientv3.Compare(clientv3.ModRevision(rk), "=", kvs[0].ModRevision)).
 				Then(clientv3.OpDelete(rk)).
 				Commit(); err != nil {
-				return core.Grant{}, nil, err
+				return store.Grant{}, nil, err
 			}
 			return s.acquireOn(ctx, l, waiter, withRecord, ls, wl, start)
 		}
 	} else {
 		r, err = s.c.Txn(reqCtx(ctx)).If(cond...).Then(take...).Else(refused...).Commit()
 		if err != nil {
-			return core.Grant{}, nil, err
+			return store.Grant{}, nil, err
 		}
 	}
 	rev := r.Header.Revision
@@ -239,7 +239,7 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 		if waiter != "" {
 			s.lines.done(waiter)
 		}
-		return core.Grant{Fence: uint64(rev), Validity: ls.validity(l.TTL, start)}, nil, nil
+		return store.Grant{Fence: uint64(rev), Validity: ls.validity(l.TTL, start)}, nil, nil
 	}
 
 	var holder *mvccpb.KeyValue
@@ -249,13 +249,13 @@ func (s *Store) acquireOn(ctx context.Context, l core.Lease, waiter string, with
 	if waiter != "" {
 		s.lines.queued(waiter, key, lk, holder, resps[2].GetResponseRange().Kvs, rev)
 	}
-	return core.Grant{}, nil, s.refusal(ctx, holder)
+	return store.Grant{}, nil, s.refusal(ctx, holder)
 }
 
 // refusal is the error of an acquire turned away while holder (nil: the
 // head of the line, or nobody) holds the key.
 func (s *Store) refusal(ctx context.Context, holder *mvccpb.KeyValue) error {
-	taken := &core.NotObtainedError{}
+	taken := &store.NotObtainedError{}
 	if holder != nil {
 		// Best effort, and brief: a holder whose lease cannot be read is
 		// still one. (etcd 3.4 forwards the read to the leader over its

@@ -3,16 +3,16 @@ package etcdstore
 import (
 	"context"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Cancel implements core.Canceler: one transaction deletes the key if
+// Cancel implements store.Canceler: one transaction deletes the key if
 // l.Token holds it and, either way, leaves a cancel marker for the token,
 // which every acquire checks in its own transaction: an acquire of l still
 // on its way takes nothing when it lands, for as long as the marker lives
 // (WithMarkerTTL).
-func (s *Store) Cancel(ctx context.Context, l core.Lease) error {
+func (s *Store) Cancel(ctx context.Context, l store.Lease) error {
 	ctx, done := s.call(ctx)
 	defer done()
 	mk := markerKey(l.Key, l.Token)
@@ -31,7 +31,7 @@ func (s *Store) Cancel(ctx context.Context, l core.Lease) error {
 	}
 	s.held.forget(l.Token)
 	if !held {
-		return core.ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }

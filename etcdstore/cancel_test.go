@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 func TestCancelVoidsALaterAcquireOfTheToken(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	l := core.Lease{Key: "t:{c}", Token: "tok", TTL: 2 * time.Second}
+	l := store.Lease{Key: "t:{c}", Token: "tok", TTL: 2 * time.Second}
 	if err := s.Cancel(ctx, l); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("cancel before the acquire: %v, want ErrNotHeld", err)
 	}
@@ -24,7 +25,7 @@ func TestCancelVoidsALaterAcquireOfTheToken(t *testing.T) {
 		t.Fatalf("after the late acquire: %+v %v", h, err)
 	}
 	// Another token takes it, and a cancel of it frees it.
-	l2 := core.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second}
+	l2 := store.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second}
 	if _, err := s.Acquire(ctx, l2); err != nil {
 		t.Fatal(err)
 	}

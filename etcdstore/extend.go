@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -16,18 +16,18 @@ import (
 // (--max-txn-ops).
 const maxTxnOps = 128
 
-// Extend implements core.Store. Renewing a lock is renewing its lease, so a
+// Extend implements store.Store. Renewing a lock is renewing its lease, so a
 // batch costs one keep-alive per lease its locks are on (one for locks
 // taken together), skipped when that lease was renewed in the last sixth
 // of its length, and one read-only transaction per 128 locks that checks
 // each token still holds its key; they all go out at once. A lock whose TTL
 // changed (Refresh) is moved to a lease of its new length, in a
 // transaction of its own.
-func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s *Store) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	ctx, done := s.call(ctx)
 	defer done()
 	start := time.Now()
-	out := make([]core.Renewal, len(ls))
+	out := make([]store.Renewal, len(ls))
 
 	// The keep-alives of the leases this store put the locks on.
 	var on []*lease
@@ -85,7 +85,7 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 		inLine := known && h.inLine
 		if kv == nil || !inLine && string(kv.Value) != l.Token || inLine && kv.CreateRevision != h.fence {
 			s.held.forget(l.Token)
-			out[i].Err = core.ErrNotHeld
+			out[i].Err = store.ErrNotHeld
 			continue
 		}
 		on := s.leases.byLeaseID(clientv3.LeaseID(kv.Lease))
@@ -94,7 +94,7 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 			on = s.lineLeases.byLeaseID(clientv3.LeaseID(kv.Lease))
 		}
 		if on == nil && inLine {
-			out[i].Err = core.ErrNotHeld
+			out[i].Err = store.ErrNotHeld
 		} else if !inLine && (on == nil || on.secs != seconds(l.TTL)) {
 			on, out[i].Err = s.move(ctx, l)
 		} else if err, ok := kas[on]; ok {
@@ -105,14 +105,14 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 		if errors.Is(out[i].Err, ErrLeaseExpired) {
 			// The lease went, and the lock with it (or it is about to).
 			s.held.forget(l.Token)
-			out[i].Err = core.ErrNotHeld
+			out[i].Err = store.ErrNotHeld
 		}
 		if out[i].Err == nil {
 			if s.held.renewed(l.Token, l.Key, kv.CreateRevision, on, l.TTL, start) {
 				out[i].Validity = on.validity(l.TTL, start)
 			} else {
 				// Its TTL ran out here before: it is being deleted.
-				out[i].Err = core.ErrNotHeld
+				out[i].Err = store.ErrNotHeld
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func (s *Store) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
 
 // move puts the lock l on the current lease of its length, keeping its
 // value and create revision (the fence), if l.Token still holds it.
-func (s *Store) move(ctx context.Context, l core.Lease) (*lease, error) {
+func (s *Store) move(ctx context.Context, l store.Lease) (*lease, error) {
 	to, err := s.leases.current(ctx, l.TTL)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (s *Store) move(ctx context.Context, l core.Lease) (*lease, error) {
 	}
 	if !r.Succeeded {
 		s.held.forget(l.Token)
-		return nil, core.ErrNotHeld
+		return nil, store.ErrNotHeld
 	}
 	return to, nil
 }

@@ -7,22 +7,23 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestExtendBatchChecksEachToken(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	var ls []core.Lease
+	var ls []store.Lease
 	for i := range 300 { // more than one transaction's worth
-		l := core.Lease{Key: fmt.Sprintf("t:{%d}", i), Token: "tok", TTL: 2 * time.Second}
+		l := store.Lease{Key: fmt.Sprintf("t:{%d}", i), Token: "tok", TTL: 2 * time.Second}
 		if _, err := s.Acquire(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		ls = append(ls, l)
 	}
 	ls[7].Token = "wrong"
-	ls = append(ls, core.Lease{Key: "t:{none}", Token: "tok", TTL: 2 * time.Second})
+	ls = append(ls, store.Lease{Key: "t:{none}", Token: "tok", TTL: 2 * time.Second})
 	rs := s.Extend(ctx, ls)
 	for i, r := range rs {
 		bad := i == 7 || i == len(ls)-1
@@ -40,13 +41,13 @@ func TestExtendBatchChecksEachToken(t *testing.T) {
 func TestExtendToAnotherLengthKeepsFence(t *testing.T) {
 	s, cli := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	l := core.Lease{Key: "t:{m}", Token: "tok", TTL: 2 * time.Second}
+	l := store.Lease{Key: "t:{m}", Token: "tok", TTL: 2 * time.Second}
 	g, err := s.Acquire(ctx, l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.TTL = 5 * time.Second
-	if r := s.Extend(ctx, []core.Lease{l})[0]; r.Err != nil || r.Validity <= 2*time.Second {
+	if r := s.Extend(ctx, []store.Lease{l})[0]; r.Err != nil || r.Validity <= 2*time.Second {
 		t.Fatalf("extend to 5s: %+v", r)
 	}
 	r, err := cli.Get(ctx, l.Key)

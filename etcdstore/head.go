@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -30,7 +30,7 @@ import (
 // key went: the line was dropped for a record, or it was taken out), or
 // found a record past its retention: the caller's attempt, which writes,
 // deals with those.
-func (s *Store) claimHead(ctx context.Context, l core.Lease, waiter string, withRecord bool, rev int64, start time.Time) (g core.Grant, rec []byte, ok bool, err error) {
+func (s *Store) claimHead(ctx context.Context, l store.Lease, waiter string, withRecord bool, rev int64, start time.Time) (g store.Grant, rec []byte, ok bool, err error) {
 	key, lp, lk := l.Key, linePrefix(l.Key), lineKey(l.Key, waiter)
 	cond := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
@@ -55,36 +55,36 @@ func (s *Store) claimHead(ctx context.Context, l core.Lease, waiter string, with
 			Else(clientv3.OpGet(rk)).
 			Commit()
 		if err != nil {
-			return core.Grant{}, nil, true, err
+			return store.Grant{}, nil, true, err
 		}
 		if !r.Succeeded {
 			kvs := r.Responses[0].GetResponseRange().Kvs
 			if len(kvs) == 0 {
-				return core.Grant{}, nil, false, nil
+				return store.Grant{}, nil, false, nil
 			}
 			rec, live := decodeRecord(kvs[0].Value, time.Now())
 			if !live {
-				return core.Grant{}, nil, false, nil
+				return store.Grant{}, nil, false, nil
 			}
-			return core.Grant{}, rec, true, nil
+			return store.Grant{}, rec, true, nil
 		}
 		t := r.Responses[0].GetResponseTxn()
 		succeeded, resps = t.Succeeded, t.Responses
 	} else {
 		r, err = s.c.Txn(reqCtx(ctx)).If(cond...).Then(then...).Else(els...).Commit()
 		if err != nil {
-			return core.Grant{}, nil, true, err
+			return store.Grant{}, nil, true, err
 		}
 		succeeded, resps = r.Succeeded, r.Responses
 	}
 	if succeeded {
 		kvs := resps[0].GetResponseRange().Kvs
 		if len(kvs) == 0 {
-			return core.Grant{}, nil, false, nil
+			return store.Grant{}, nil, false, nil
 		}
 		on := s.lineLeases.byLeaseID(clientv3.LeaseID(kvs[0].Lease))
 		if on == nil {
-			return core.Grant{}, nil, false, nil
+			return store.Grant{}, nil, false, nil
 		}
 		v := on.validity(l.TTL, start)
 		if v <= 0 && s.lineLeases.keepAlive(ctx, on, forceRenewal) == nil {
@@ -97,11 +97,11 @@ func (s *Store) claimHead(ctx context.Context, l core.Lease, waiter string, with
 			if w := s.lines.take(waiter); w != nil {
 				s.lines.orphaned(waiter, w)
 			}
-			return core.Grant{}, nil, true, fmt.Errorf("%w: the line lease has no time left to hold the lock on", ErrLeaseExpired)
+			return store.Grant{}, nil, true, fmt.Errorf("%w: the line lease has no time left to hold the lock on", ErrLeaseExpired)
 		}
 		s.held.add(l.Token, lk, rev, on, l.TTL, start, true)
 		s.lines.done(waiter)
-		return core.Grant{Fence: uint64(rev), Validity: v}, nil, true, nil
+		return store.Grant{Fence: uint64(rev), Validity: v}, nil, true, nil
 	}
 	var holder *mvccpb.KeyValue
 	if kvs := resps[0].GetResponseRange().Kvs; len(kvs) > 0 {
@@ -115,8 +115,8 @@ func (s *Store) claimHead(ctx context.Context, l core.Lease, waiter string, with
 		}
 	}
 	if !inLine {
-		return core.Grant{}, nil, false, nil
+		return store.Grant{}, nil, false, nil
 	}
 	s.lines.queued(waiter, key, lk, holder, line, r.Header.Revision)
-	return core.Grant{}, nil, true, s.refusal(ctx, holder)
+	return store.Grant{}, nil, true, s.refusal(ctx, holder)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
 )
 
@@ -26,10 +27,10 @@ func TestHeadClaimNeverGrantsNoValidity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "holder", TTL: ttl}); err != nil {
+	if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "holder", TTL: ttl}); err != nil {
 		t.Fatalf("holder: %v", err)
 	}
-	if _, _, err := s.AcquireQueued(ctx, core.Lease{Key: key, Token: "w-0", TTL: ttl}, "i1/w", false); !errors.Is(err, core.ErrNotObtained) {
+	if _, _, err := s.AcquireQueued(ctx, store.Lease{Key: key, Token: "w-0", TTL: ttl}, "i1/w", false); !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("waiter joins the line: %v", err)
 	}
 	if err := s.Release(ctx, key, "holder"); err != nil {
@@ -43,7 +44,7 @@ func TestHeadClaimNeverGrantsNoValidity(t *testing.T) {
 	l.mu.Lock()
 	l.deadline = time.Now().Add(drift(ttl) / 2)
 	l.mu.Unlock()
-	g, _, err := s.AcquireQueued(ctx, core.Lease{Key: key, Token: "w-1", TTL: ttl}, "i1/w", false)
+	g, _, err := s.AcquireQueued(ctx, store.Lease{Key: key, Token: "w-1", TTL: ttl}, "i1/w", false)
 	if err != nil {
 		if errors.Is(err, ErrLeaseExpired) {
 			return // refused outright: no grant at all

@@ -4,17 +4,17 @@ import (
 	"context"
 	"strings"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Inspect implements core.Inspector with one read-only transaction (a
+// Inspect implements store.Inspector with one read-only transaction (a
 // linearizable read: no write, no revision), and a read of the holder's
 // lease when held. The holder is the lock's key's, or, with the key gone
 // and a line, the head of the line's (HandedOff). Fence is the holder's;
 // etcd keeps no fence for a free key, whose next fence is anyway above
 // every one before.
-func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
+func (s *Store) Inspect(ctx context.Context, key string) (store.Holding, error) {
 	ctx, done := s.call(ctx)
 	defer done()
 	lp := linePrefix(key)
@@ -24,9 +24,9 @@ func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
 		clientv3.OpGet(lp, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1)),
 	).Commit()
 	if err != nil {
-		return core.Holding{}, s.failure("inspect", err)
+		return store.Holding{}, s.failure("inspect", err)
 	}
-	h := core.Holding{Waiting: int(r.Responses[1].GetResponseRange().Count)}
+	h := store.Holding{Waiting: int(r.Responses[1].GetResponseRange().Count)}
 	var leaseID clientv3.LeaseID
 	if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 		kv := kvs[0]
@@ -49,7 +49,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
 	}
 	left, err := s.leaseLeft(ctx, leaseID)
 	if err != nil {
-		return core.Holding{}, err
+		return store.Holding{}, err
 	}
 	h.Lease = left
 	return h, nil

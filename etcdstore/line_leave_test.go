@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/etcdstore"
 )
 
@@ -28,11 +29,11 @@ func TestFailedLeaveLeavesNoHeadBehind(t *testing.T) {
 	}
 	defer done()
 
-	if _, err := st.Acquire(ctx, core.Lease{Key: key, Token: "holder", TTL: ttl}); err != nil {
+	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "holder", TTL: ttl}); err != nil {
 		t.Fatalf("holder: %v", err)
 	}
 	for _, w := range []string{"i1/gone", "i1/next"} {
-		if _, _, err := st.AcquireQueued(ctx, core.Lease{Key: key, Token: w + "-0", TTL: ttl}, w, false); !errors.Is(err, core.ErrNotObtained) {
+		if _, _, err := st.AcquireQueued(ctx, store.Lease{Key: key, Token: w + "-0", TTL: ttl}, w, false); !errors.Is(err, core.ErrNotObtained) {
 			t.Fatalf("%s joins the line: %v", w, err)
 		}
 	}
@@ -51,7 +52,7 @@ func TestFailedLeaveLeavesNoHeadBehind(t *testing.T) {
 	bound := 3 * etcdstore.LineTTL
 	deadline := time.Now().Add(bound)
 	for i := 1; ; i++ {
-		_, _, err := st.AcquireQueued(ctx, core.Lease{Key: key, Token: "i1/next-" + string(rune('a'+i%26)) + time.Now().Format("150405.000000"), TTL: ttl}, "i1/next", false)
+		_, _, err := st.AcquireQueued(ctx, store.Lease{Key: key, Token: "i1/next-" + string(rune('a'+i%26)) + time.Now().Format("150405.000000"), TTL: ttl}, "i1/next", false)
 		if err == nil {
 			return
 		}

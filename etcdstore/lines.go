@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -345,11 +345,11 @@ func (ls *lines) keepAlive() {
 	}
 }
 
-// Subscribe implements core.Waker: wake is called with the key and the
+// Subscribe implements store.Waker: wake is called with the key and the
 // waiter when the one ahead of the waiter in line is gone. Nothing is
 // opened here: each waiter's watch starts at the revision of its own
 // attempt, so a release after that attempt is never missed.
-func (s *Store) Subscribe(_, instance string, wake func(key, waiter string)) core.Subscription {
+func (s *Store) Subscribe(_, instance string, wake func(key, waiter string)) store.Subscription {
 	s.lines.mu.Lock()
 	defer s.lines.mu.Unlock()
 	sb := s.lines.subs[instance]
@@ -395,13 +395,13 @@ func (s *Store) dropFromLine(key, waiter string, rev int64) error {
 	return err
 }
 
-// AcquireQueued implements core.Waker: Acquire for a waiter, who joins the
+// AcquireQueued implements store.Waker: Acquire for a waiter, who joins the
 // line when turned away, in the same transaction.
-func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	return s.acquire(ctx, l, waiter, withRecord)
 }
 
-// Leave implements core.Waker: one transaction takes waiter out of the
+// Leave implements store.Waker: one transaction takes waiter out of the
 // line, frees a lock held under its name, and leaves a cancel marker for
 // its name, so that an attempt of its still on its way takes nothing.
 // When it fails, the store still takes the waiter's line key out, in the

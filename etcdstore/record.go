@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -83,7 +83,7 @@ func (s *Store) withPooled(ctx context.Context, d time.Duration, op func(clientv
 	}
 }
 
-// ReleaseRecording implements core.Recorder: one transaction, if the token
+// ReleaseRecording implements store.Recorder: one transaction, if the token
 // still holds the key, writes the record, deletes the lock, and drops the
 // line: every waiter's watch fires, and each finds the record.
 //
@@ -118,12 +118,12 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 	}
 	s.held.forget(token)
 	if !ok {
-		return core.ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }
 
-// RecordsDurable implements core.Durability: etcd writes every change to
+// RecordsDurable implements store.Durability: etcd writes every change to
 // its log on a majority of members before it answers, and keeps leases
 // across restarts.
 func (s *Store) RecordsDurable(context.Context) (bool, string, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 func TestRecordReplacesLockUntilRetentionEnds(t *testing.T) {
@@ -36,14 +37,14 @@ func TestRecordReplacesLockUntilRetentionEnds(t *testing.T) {
 func TestEmptyRecordIsARecord(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	l := core.Lease{Key: "t:{e}", Token: "tok", TTL: 2 * time.Second}
+	l := store.Lease{Key: "t:{e}", Token: "tok", TTL: 2 * time.Second}
 	if _, err := s.Acquire(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ReleaseRecording(ctx, l.Key, l.Token, nil, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	g, rec, err := s.AcquireOrRecord(ctx, core.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second})
+	g, rec, err := s.AcquireOrRecord(ctx, store.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second})
 	if err != nil || rec == nil || len(rec) != 0 || g.Fence != 0 {
 		t.Fatalf("empty record: %+v %#v %v", g, rec, err)
 	}
@@ -52,14 +53,14 @@ func TestEmptyRecordIsARecord(t *testing.T) {
 func TestReleaseRecordingChecksToken(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	l := core.Lease{Key: "t:{r}", Token: "tok", TTL: 2 * time.Second}
+	l := store.Lease{Key: "t:{r}", Token: "tok", TTL: 2 * time.Second}
 	if _, err := s.Acquire(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ReleaseRecording(ctx, l.Key, "other", []byte("x"), time.Minute); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("record with another token: %v", err)
 	}
-	_, rec, err := s.AcquireOrRecord(ctx, core.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second})
+	_, rec, err := s.AcquireOrRecord(ctx, store.Lease{Key: l.Key, Token: "tok2", TTL: 2 * time.Second})
 	if rec != nil || !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("after a refused record: %q %v", rec, err)
 	}

@@ -9,11 +9,11 @@ import (
 
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Store keeps locks in etcd. It implements core.Store and every optional
+// Store keeps locks in etcd. It implements store.Store and every optional
 // part of the contract: Canceler, Recorder, Waker, Inspector. Make one per
 // client and share it: its locks share its leases (see lease.go), so one
 // keep-alive renews them all.
@@ -102,19 +102,19 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) 
 // failure wraps an error of the client: ErrStoreClosed once it was closed.
 func (s *Store) failure(op string, err error) error {
 	if s.c.Ctx().Err() != nil {
-		return fmt.Errorf("etcdstore: %s: %w: %w", op, core.ErrStoreClosed, err)
+		return fmt.Errorf("etcdstore: %s: %w: %w", op, store.ErrStoreClosed, err)
 	}
 	return fmt.Errorf("etcdstore: %s: %w", op, err)
 }
 
-// Acquire implements core.Store: one transaction takes the key if it is
+// Acquire implements store.Store: one transaction takes the key if it is
 // free and nobody stands in its line.
-func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	g, _, err := s.acquire(ctx, l, "", false)
 	return g, err
 }
 
-// Release implements core.Store: one transaction deletes the key if the
+// Release implements store.Store: one transaction deletes the key if the
 // token still holds it. The head of the line watches the key and is woken
 // by the deletion.
 func (s *Store) Release(ctx context.Context, key, token string) error {
@@ -127,12 +127,12 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	}
 	s.held.forget(token)
 	if !r.Succeeded {
-		return core.ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }
 
-// TTL implements core.Store: the remaining lease of the key token holds.
+// TTL implements store.Store: the remaining lease of the key token holds.
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	ctx, done := s.call(ctx)
 	defer done()
@@ -142,11 +142,11 @@ func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, erro
 		return 0, s.failure("ttl", err)
 	}
 	if !r.Succeeded {
-		return 0, core.ErrNotHeld
+		return 0, store.ErrNotHeld
 	}
 	kvs := r.Responses[0].GetResponseRange().Kvs
 	if len(kvs) == 0 {
-		return 0, core.ErrNotHeld
+		return 0, store.ErrNotHeld
 	}
 	return s.leaseLeft(ctx, clientv3.LeaseID(kvs[0].Lease))
 }

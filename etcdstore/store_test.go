@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 func TestObtainReleaseFenceGrows(t *testing.T) {
@@ -33,7 +34,7 @@ func TestObtainReleaseFenceGrows(t *testing.T) {
 func TestReleaseChecksToken(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := ctxFor(t, 10*time.Second)
-	l := core.Lease{Key: "t:{k}", Token: "tok-a", TTL: 2 * time.Second}
+	l := store.Lease{Key: "t:{k}", Token: "tok-a", TTL: 2 * time.Second}
 	g, err := s.Acquire(ctx, l)
 	if err != nil || g.Fence == 0 || g.Validity <= 0 || g.Validity > 2*time.Second {
 		t.Fatalf("acquire: %+v %v", g, err)

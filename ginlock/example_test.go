@@ -9,13 +9,14 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // One payment per user at a time; the user comes from the auth middleware,
 // not from anything the client sends.
 func Example() {
 	gin.SetMode(gin.ReleaseMode)
-	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
 
 	authenticate := func(c *gin.Context) {
 		users := map[string]string{"Bearer token-of-alice": "alice"}

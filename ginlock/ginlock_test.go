@@ -12,6 +12,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func serve(h http.Handler, method, url string, hdr ...string) *httptest.ResponseRecorder {
@@ -25,7 +26,7 @@ func serve(h http.Handler, method, url string, hdr ...string) *httptest.Response
 }
 
 func TestLockReachableFromContext(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	want := httplock.LockKey("POST /orders/:id", "42")
 	var outer context.Context
 	r := gin.New()
@@ -53,7 +54,7 @@ func TestLockReachableFromContext(t *testing.T) {
 }
 
 func TestRejectionAbortsChain(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	var reason error
 	r := gin.New()
 	r.POST("/orders", ginlock.New(ginlock.Config{
@@ -69,7 +70,7 @@ func TestRejectionAbortsChain(t *testing.T) {
 }
 
 func TestDefaultRespondWritesProblem(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	lk, _ := l.TryObtain(context.Background(), httplock.LockKey("POST /orders", "alice"))
 	defer lk.Release(context.Background())
 	r := gin.New()
@@ -83,7 +84,7 @@ func TestDefaultRespondWritesProblem(t *testing.T) {
 }
 
 func TestNewPanicsOnBadConfig(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	for name, cfg := range map[string]ginlock.Config{
 		"nil key":    {Locker: l},
 		"nil locker": {Key: ginlock.FromParam("id")},

@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // failingReader yields its bytes, then fails: an upstream that breaks
@@ -42,7 +43,7 @@ func TestReplayNotRecordedAfterRenderError(t *testing.T) {
 	runs := 0
 	r := gin.New()
 	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		c.DataFromReader(http.StatusOK, -1, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)}, nil)
@@ -67,7 +68,7 @@ func TestReplayNotRecordedWithGinErrors(t *testing.T) {
 		}
 	})
 	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		_ = c.Error(errors.New("out of stock"))

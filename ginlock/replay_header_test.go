@@ -9,6 +9,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // c.AbortWithStatus sends the status at once: the record has the headers
@@ -17,7 +18,7 @@ import (
 func TestReplayHeadersAsSentByWriteHeaderNow(t *testing.T) {
 	r := gin.New()
 	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		c.Header("Location", "/orders/1")
 		c.AbortWithStatus(http.StatusAccepted)

@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Gin holds the status back until the body starts, and the last
@@ -19,7 +20,7 @@ func TestReplayGinStatus(t *testing.T) {
 	runs, after := 0, 0
 	r := gin.New()
 	r.POST("/orders", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(core.NewMemoryStore()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		c.Status(http.StatusAccepted)

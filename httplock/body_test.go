@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // signalReader is a body of unknown length that says when it is first read
@@ -47,7 +48,7 @@ func TestWaitReadsBodyAhead(t *testing.T) {
 		{"error over limit", 100, errCut},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l := core.NewLocker(core.NewMemoryStore())
+			l := core.NewLocker(memorystore.New())
 			e, err := httplock.NewEngine(httplock.Config{Locker: l, Mode: httplock.Wait, WaitBodyLimit: 16})
 			if err != nil {
 				t.Fatal(err)

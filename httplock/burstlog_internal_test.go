@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A route that requires a context key nobody set fails every request, so
@@ -21,7 +22,7 @@ func TestMissingContextKeyLoggedEachBurst(t *testing.T) {
 	var buf bytes.Buffer
 	lg := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
 	type sessionKey struct{}
-	lock := New(Config{Locker: core.NewLocker(core.NewMemoryStore()), Key: FromContext(sessionKey{}), KeyRequired: true, Logger: lg})
+	lock := New(Config{Locker: core.NewLocker(memorystore.New()), Key: FromContext(sessionKey{}), KeyRequired: true, Logger: lg})
 	srv := httptest.NewServer(lock(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		t.Error("handler ran without its key")
 	})))

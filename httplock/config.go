@@ -133,12 +133,12 @@ type Config struct {
 
 	// Replay, when set, records the first response to each key and replays
 	// it to later requests with the same key (see ReplayConfig). nil: off.
-	// The Locker's store must keep records: RedisStore and MemoryStore do,
-	// RedlockStore does not, and is refused with ErrInvalidConfig. Records
+	// The Locker's store must keep records: redisstore.Store and memorystore.Store do,
+	// redlock.Store does not, and is refused with ErrInvalidConfig. Records
 	// survive a restart of the store only if it persists them (Redis:
 	// appendonly yes; RDB snapshots lose the records since the last one);
 	// at start-up the middleware asks a store that can tell
-	// (core.Durability) and warns when they will not survive one.
+	// (store.Durability) and warns when they will not survive one.
 	Replay *ReplayConfig
 
 	// Telemetry, when set, turns on the middleware's OpenTelemetry metrics

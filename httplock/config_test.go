@@ -7,10 +7,11 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func TestNewEngineRejectsBadConfig(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	for name, cfg := range map[string]httplock.Config{
 		"nil locker":       {},
 		"unknown mode":     {Locker: l, Mode: httplock.Mode(7)},
@@ -37,7 +38,7 @@ func TestNewEngineRejectsBadConfig(t *testing.T) {
 // Every checked field is named in the error, with what is wrong with it, so
 // that a panic at start-up says which line of the config to fix.
 func TestConfigErrorNamesTheField(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	for want, cfg := range map[string]httplock.Config{
 		"httplock: Config.Locker is nil":                           {},
 		"httplock: Config.Mode is unknown (Mode(7))":               {Locker: l, Mode: httplock.Mode(7)},
@@ -70,7 +71,7 @@ func TestNewPanicNamesTheField(t *testing.T) {
 			t.Fatalf("recovered %v, want %q", err, want)
 		}
 	}()
-	httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Key: httplock.FromHeader("X-Key"), MaxWait: -time.Second})
+	httplock.New(httplock.Config{Locker: core.NewLocker(memorystore.New()), Key: httplock.FromHeader("X-Key"), MaxWait: -time.Second})
 }
 
 func TestNewPanicsWithoutKey(t *testing.T) {
@@ -80,7 +81,7 @@ func TestNewPanicsWithoutKey(t *testing.T) {
 			t.Fatalf("recovered %v, want ErrInvalidConfig naming Config.Key", err)
 		}
 	}()
-	httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore())})
+	httplock.New(httplock.Config{Locker: core.NewLocker(memorystore.New())})
 }
 
 func TestModeString(t *testing.T) {

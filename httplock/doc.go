@@ -125,7 +125,7 @@
 // keep them across its own restart for a retry after one to be replayed:
 // Redis with appendonly yes (RDB snapshots alone lose the records written
 // since the last one; the memory store loses them all with the process). A
-// middleware with replay asks a store that can tell (core.Durability) at
+// middleware with replay asks a store that can tell (store.Durability) at
 // start-up and logs a warning when its records will not survive a restart,
 // or when it cannot tell (a Redis whose CONFIG command is renamed or
 // refused).
@@ -162,7 +162,7 @@
 //     release the store fails is retried in the background until it is done
 //     or the lease ends.
 //   - Waiting across instances depends on the Locker's store. A store that
-//     implements core.Waker (memory, Redis, Cluster, Sentinel, Redlock,
+//     implements store.Waker (memory, Redis, Cluster, Sentinel, Redlock,
 //     PostgreSQL, etcd) keeps a line of waiters per key across every
 //     instance that shares it: they are served about in arrival order, and
 //     a release wakes the next in line at once, on whichever instance it

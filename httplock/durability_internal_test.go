@@ -11,6 +11,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // startUpLog builds middlewares with replay on locker and returns what they
@@ -41,7 +43,7 @@ func startUpLog(t *testing.T, locker *core.Locker, middlewares int) string {
 // once, however many routes share the Locker.
 func TestReplayWarnsOfRecordsLostOnRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	locker := core.NewLocker(core.NewRedisStore(srv.Client(t)))
+	locker := core.NewLocker(redisstore.New(srv.Client(t)))
 	if _, _, err := locker.RecordsDurable(context.Background()); err != nil {
 		t.Fatalf("the Redis store's durability cannot be asked through the Locker: %v", err)
 	}
@@ -55,7 +57,7 @@ func TestReplayWarnsOfRecordsLostOnRestart(t *testing.T) {
 // With AOF on, records survive a restart: nothing to say.
 func TestReplayQuietWithAppendOnly(t *testing.T) {
 	srv := redistest.Start(t, "--appendonly", "yes")
-	logs := startUpLog(t, core.NewLocker(core.NewRedisStore(srv.Client(t))), 1)
+	logs := startUpLog(t, core.NewLocker(redisstore.New(srv.Client(t))), 1)
 	if logs != "" {
 		t.Fatalf("want no warning with appendonly yes, got:\n%s", logs)
 	}
@@ -65,7 +67,7 @@ func TestReplayQuietWithAppendOnly(t *testing.T) {
 // asked: the middleware says it could not check, once.
 func TestReplayWarnsWhenDurabilityUnknown(t *testing.T) {
 	srv := redistest.Start(t, "--rename-command", "CONFIG", "")
-	logs := startUpLog(t, core.NewLocker(core.NewRedisStore(srv.Client(t))), 2)
+	logs := startUpLog(t, core.NewLocker(redisstore.New(srv.Client(t))), 2)
 	if n := strings.Count(logs, "level=WARN"); n != 1 || !strings.Contains(logs, "reqlock.reason="+reasonDurabilityUnknown) {
 		t.Fatalf("want one warning that durability could not be checked, got:\n%s", logs)
 	}
@@ -75,7 +77,7 @@ func TestReplayWarnsWhenDurabilityUnknown(t *testing.T) {
 func TestNoDurabilityCheckWithoutReplay(t *testing.T) {
 	srv := redistest.Start(t)
 	var buf bytes.Buffer
-	e, err := NewEngine(Config{Locker: core.NewLocker(core.NewRedisStore(srv.Client(t))), Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	e, err := NewEngine(Config{Locker: core.NewLocker(redisstore.New(srv.Client(t))), Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestNoDurabilityCheckWithoutReplay(t *testing.T) {
 // A store that cannot tell (the memory store) is not asked, and nothing is
 // said.
 func TestReplayQuietWhenStoreCannotTell(t *testing.T) {
-	logs := startUpLog(t, core.NewLocker(core.NewMemoryStore()), 1)
+	logs := startUpLog(t, core.NewLocker(memorystore.New()), 1)
 	if logs != "" {
 		t.Fatalf("want no warning from a store that cannot tell, got:\n%s", logs)
 	}

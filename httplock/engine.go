@@ -32,7 +32,7 @@ type Engine struct {
 // extract keys themselves and pass them to Serve. The error is a
 // *ConfigError, which wraps ErrInvalidConfig.
 //
-// With Replay on a store that can tell (core.Durability: Redis asks
+// With Replay on a store that can tell (store.Durability: Redis asks
 // CONFIG GET appendonly and save), it asks, in the background and for at
 // most two seconds, whether records survive a restart of the store, and logs a
 // warning when they will not, or when the store cannot tell (a Redis whose

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 type userIDKey struct{}
@@ -29,7 +30,7 @@ func auth(next http.Handler) http.Handler {
 // One payment per user at a time: a double-submitted payment gets 409 while
 // the first is still running.
 func Example() {
-	locker := core.NewLocker(core.NewMemoryStore()) // core.NewRedisStore(client) across instances
+	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
 	lock := httplock.New(httplock.Config{
 		Locker: locker,
 		Key:    httplock.FromContext(userIDKey{}),
@@ -103,7 +104,7 @@ func ExampleJoinKeys() {
 // A background job takes the same lock as the route, so it never runs
 // alongside a request for the same order.
 func ExampleLockKey() {
-	locker := core.NewLocker(core.NewMemoryStore())
+	locker := core.NewLocker(memorystore.New())
 	_ = httplock.New(httplock.Config{Locker: locker, Key: httplock.FromPathValue("id"), Scope: "orders"})
 
 	err := locker.Do(context.Background(), httplock.LockKey("orders", "42"), func(ctx context.Context) error {

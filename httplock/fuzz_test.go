@@ -13,6 +13,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func FuzzFromHeader(f *testing.F) {
@@ -164,7 +165,7 @@ func FuzzLockKey(f *testing.F) {
 	f.Add("a", ":b", "a:", "b")
 	f.Add("", "1:ab", "1:a", "b")
 	f.Add("x\x00", "y", "x", "\x00y")
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	f.Fuzz(func(t *testing.T, s1, k1, s2, k2 string) {
 		a, b := httplock.LockKey(s1, k1), httplock.LockKey(s2, k2)
 		if (a == b) != (s1 == s2 && k1 == k2) {
@@ -183,7 +184,7 @@ func FuzzMiddlewareKey(f *testing.F) {
 	for _, s := range []string{"", "alice", "{}", strings.Repeat("k", httplock.MaxKeyLen), strings.Repeat("k", httplock.MaxKeyLen+1)} {
 		f.Add(s)
 	}
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	h := httplock.New(httplock.Config{Locker: l, Key: httplock.FromHeader("X-Key")})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := core.FromContext(r.Context()); !ok && r.Header.Get("X-Key") != "" {
 			w.WriteHeader(http.StatusInternalServerError) // a keyed request ran without its lock

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // rawPost sends a POST with a Content-Length body one byte per gap and
@@ -60,7 +61,7 @@ func rawPost(t *testing.T, addr, path string, hdr map[string]string, body []byte
 // MaxWait spent and gets 409 "A request with the same key is in progress"
 // for a key nobody holds. Before the read-ahead it would have run.
 func TestSlowBodyDoesNotEatMaxWait(t *testing.T) {
-	lk := core.NewLocker(core.NewMemoryStore())
+	lk := core.NewLocker(memorystore.New())
 	entered := make(chan struct{}, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Hold") != "" {
@@ -112,7 +113,7 @@ type structUser struct{ ID int }
 func TestEachMisconfiguredRouteIsLogged(t *testing.T) {
 	var buf syncBuf
 	lg := slog.New(slog.NewTextHandler(&buf, nil))
-	lk := core.NewLocker(core.NewMemoryStore())
+	lk := core.NewLocker(memorystore.New())
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 	mux := http.NewServeMux()
 	for _, p := range []string{"/a", "/b"} {
@@ -146,7 +147,7 @@ func TestEachMisconfiguredRouteIsLogged(t *testing.T) {
 func TestInventedMethodsDoNotMultiplyMisconfigurationLogs(t *testing.T) {
 	var buf syncBuf
 	lg := slog.New(slog.NewTextHandler(&buf, nil))
-	mw := httplock.New(httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()),
+	mw := httplock.New(httplock.Config{Locker: core.NewLocker(memorystore.New()),
 		Key: httplock.FromContext(userCtxKey{}), Logger: lg})
 	mux := http.NewServeMux()
 	mux.Handle("/invented", mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))

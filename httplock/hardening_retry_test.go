@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // TestWaitRetryAfterWithinHolderTTL: DESIGN.md: Retry-After is "never
@@ -19,7 +20,7 @@ import (
 // MaxWait stale: the holder (3 s lease, no watchdog) has < 1 s left, yet
 // Retry-After says 3.
 func TestWaitRetryAfterWithinHolderTTL(t *testing.T) {
-	lk := core.NewLocker(core.NewMemoryStore(), core.WithTTL(3*time.Second), core.WithoutWatchdog())
+	lk := core.NewLocker(memorystore.New(), core.WithTTL(3*time.Second), core.WithoutWatchdog())
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

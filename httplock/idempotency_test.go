@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func TestParseIdempotencyKey(t *testing.T) {
@@ -91,7 +92,7 @@ func TestIdempotencyKeyHeader(t *testing.T) {
 // quoted one, so it finds the quoted request in flight (409); the strict
 // extractor answers it 400 and takes the quoted one only.
 func TestIdempotencyKeyForms(t *testing.T) {
-	locker := core.NewLocker(core.NewMemoryStore())
+	locker := core.NewLocker(memorystore.New())
 	held, release := make(chan struct{}), make(chan struct{})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Has("hold") {

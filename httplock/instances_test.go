@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Two instances of one service (a Locker each, one Redis), one user, steady
@@ -24,7 +25,7 @@ func TestTwoInstancesServeOneUserInTurn(t *testing.T) {
 		c := redis.NewClient(redistest.ClientOptions(srv.Addr))
 		t.Cleanup(func() { _ = c.Close() })
 		mw := httplock.New(httplock.Config{
-			Locker:  core.NewLocker(core.NewRedisStore(c)),
+			Locker:  core.NewLocker(redisstore.New(c)),
 			Key:     httplock.FromHeader("X-User"),
 			Mode:    httplock.Wait,
 			MaxWait: 3 * time.Second,

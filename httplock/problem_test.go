@@ -10,12 +10,13 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // rejection returns what the engine answers a duplicate with.
 func rejection(t *testing.T) *httplock.Rejection {
 	t.Helper()
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e, _ := httplock.NewEngine(httplock.Config{Locker: l})
 	lk, err := l.TryObtain(context.Background(), httplock.LockKey("s", "k"))
 	if err != nil {
@@ -56,7 +57,7 @@ func TestWriteProblem(t *testing.T) {
 }
 
 func TestRespondReplacesResponse(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	mw := httplock.New(httplock.Config{
 		Locker: l, Key: httplock.FromHeader("X-Key"), KeyRequired: true,
 		Respond: func(w http.ResponseWriter, r *http.Request, rej *httplock.Rejection) {
@@ -75,7 +76,7 @@ func TestRespondReplacesResponse(t *testing.T) {
 }
 
 func TestPanicReleasesAndPropagates(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e, _ := httplock.NewEngine(httplock.Config{Locker: l})
 	func() {
 		defer func() {
@@ -93,7 +94,7 @@ func TestPanicReleasesAndPropagates(t *testing.T) {
 }
 
 func TestClientGoneWritesNothing(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e, _ := httplock.NewEngine(httplock.Config{Locker: l})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Whatever the store hands back, decoding never panics, and what decodes
@@ -63,7 +64,7 @@ func FuzzReplayOnlyForItsFingerprint(f *testing.F) {
 	f.Add("POST", "/orders/1", "", []byte("a"), "POST", "/orders/2", "", []byte("a"))
 	f.Add("POST", "/a", "b", []byte(""), "POST", "/ab", "", []byte(""))
 	f.Add("PUT", "/x", "q=1", []byte("ab"), "PUT", "/x", "q=1", []byte("a"))
-	e, err := NewEngine(Config{Locker: core.NewLocker(core.NewMemoryStore()), Replay: &ReplayConfig{}})
+	e, err := NewEngine(Config{Locker: core.NewLocker(memorystore.New()), Replay: &ReplayConfig{}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // gzipWhenAccepted is a compression middleware shaped like gorilla/handlers'
@@ -115,7 +116,7 @@ func TestReplayOuterContentEncodingNotRecorded(t *testing.T) {
 }
 
 func outerContentEncodingScene(t *testing.T, compress func(http.Handler) http.Handler, status int) {
-	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	locker := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 	runs := 0
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs++
@@ -247,7 +248,7 @@ func TestReplayHeaderReplacesAndKeepsEveryValue(t *testing.T) {
 // the same key each time, with X-Outer when outer, and returns the
 // response's header.
 func headerScene(outer, h http.HandlerFunc, headers []string) (send func(outer bool) http.Header) {
-	locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	locker := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 	lock := httplock.New(httplock.Config{
 		Locker: locker,
 		Key:    httplock.FromHeader("Idempotency-Key"),

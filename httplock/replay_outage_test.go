@@ -14,6 +14,7 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Replay with the store paused (SIGSTOP): fail-closed answers 503 with
@@ -28,7 +29,7 @@ func TestReplayStoreOutage(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			l := core.NewLocker(core.NewRedisStore(srv.Client(t)), core.WithTTL(time.Second), core.WithLogger(httpcases.Quiet))
+			l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithTTL(time.Second), core.WithLogger(httpcases.Quiet))
 			var runs atomic.Int32
 			mw := httplock.New(httplock.Config{
 				Locker: l, Key: httplock.FromHeader("Idempotency-Key"), Replay: &httplock.ReplayConfig{},
@@ -82,7 +83,7 @@ func TestReplayStoreOutage(t *testing.T) {
 // must not.
 func TestReplayClientGoneWhileWaiting(t *testing.T) {
 	srv := redistest.Start(t)
-	l := core.NewLocker(core.NewRedisStore(srv.Client(t)), core.WithLogger(httpcases.Quiet))
+	l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithLogger(httpcases.Quiet))
 	var runs atomic.Int32
 	inside, finish := make(chan struct{}), make(chan struct{})
 	mw := httplock.New(httplock.Config{

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // recordBytes lays a record out by hand, byte for byte as the format
@@ -27,7 +28,7 @@ func recordBytes(status uint16, fp string, lines [][2]string, body string) []byt
 
 func replayEngine(t *testing.T, headers []string) *Engine {
 	t.Helper()
-	e, err := NewEngine(Config{Locker: core.NewLocker(core.NewMemoryStore()), Replay: &ReplayConfig{Headers: headers}})
+	e, err := NewEngine(Config{Locker: core.NewLocker(memorystore.New()), Replay: &ReplayConfig{Headers: headers}})
 	if err != nil {
 		t.Fatal(err)
 	}

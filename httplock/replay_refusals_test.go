@@ -11,13 +11,14 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A record this version cannot read (here: not a response at all) is
 // answered 500 record_unreadable, logged, and nothing runs or is written.
 func TestReplayRecordUnreadable(t *testing.T) {
 	var logs httpcases.LogBuffer
-	l := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	l := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 	e, err := httplock.NewEngine(httplock.Config{Locker: l, Replay: &httplock.ReplayConfig{}, Logger: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestReplayRecordUnreadable(t *testing.T) {
 // Serve and ServeRequest have no writer, so an engine with Replay answers
 // them 500 (ErrInvalidConfig) rather than run without recording.
 func TestReplayNeedsServeResponse(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	l := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 	e, err := httplock.NewEngine(httplock.Config{Locker: l, Replay: &httplock.ReplayConfig{}, Logger: httpcases.Quiet})
 	if err != nil {
 		t.Fatal(err)

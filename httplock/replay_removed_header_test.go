@@ -8,6 +8,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // An allowed header that an outer middleware set and the handler removed
@@ -19,7 +20,7 @@ func TestReplayKeepsAHeaderTheHandlerRemoved(t *testing.T) {
 		"empty slice": func(h http.Header) { h["Cache-Control"] = []string{} },
 	} {
 		t.Run(name, func(t *testing.T) {
-			locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+			locker := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 			outer := func(next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Cache-Control", "public, max-age=600")

@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A record is scoped like the lock. With the default scope (method and
@@ -27,7 +28,7 @@ func TestReplayMismatchWithinScope(t *testing.T) {
 		{"one scope for both methods", "orders", http.StatusUnprocessableEntity, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			locker := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+			locker := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 			runs := map[string]int{}
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				runs[r.Method]++

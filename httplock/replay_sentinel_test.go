@@ -14,6 +14,8 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Replay over Sentinel with replica acks: a response recorded before a
@@ -23,7 +25,7 @@ func TestReplayAcrossSentinelFailover(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	var runs atomic.Int32
 	instance := func() *httptest.Server { // one instance of the service
-		store := core.NewRedisStore(sn.Client(t)).WithReplicaAcks(1, 2*time.Second)
+		store := redisstore.New(sn.Client(t)).WithReplicaAcks(1, 2*time.Second)
 		l := core.NewLocker(store, core.WithLogger(httpcases.Quiet))
 		mw := httplock.New(httplock.Config{
 			Locker: l, Key: httplock.IdempotencyKey(),
@@ -91,7 +93,7 @@ func TestReplayAcrossSentinelFailover(t *testing.T) {
 // default prefix and scope writes for an Idempotency-Key on POST /.
 func mustRecordKey(t *testing.T, idempotencyKey string) string {
 	t.Helper()
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	skey, err := l.StoreKey(httplock.LockKey(httplock.DefaultScope(http.MethodPost, ""), idempotencyKey))
 	if err != nil {
 		t.Fatal(err)

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // With replay the whole request body is in memory before the lock is
 // taken, so a request that then waits reads nothing ahead: its handler
 // gets the very bytes the fingerprint was taken of, with no second copy.
 func TestReplayWaitReadsBodyOnce(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore())
+	l := core.NewLocker(memorystore.New())
 	e, err := NewEngine(Config{Locker: l, Mode: Wait, MaxWait: 10 * time.Second, Replay: &ReplayConfig{}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A default scope starts with the client's method. The misconfiguration
@@ -21,7 +22,7 @@ func TestStoreDownLogNamesInventedMethodOther(t *testing.T) {
 	client := srv.Client(t)
 	var buf syncBuf
 	mw := httplock.New(httplock.Config{
-		Locker:       core.NewLocker(core.NewRedisStore(client), core.WithLogger(slog.New(slog.DiscardHandler))),
+		Locker:       core.NewLocker(redisstore.New(client), core.WithLogger(slog.New(slog.DiscardHandler))),
 		Key:          httplock.FromHeader("X-Key"),
 		StoreTimeout: 200 * time.Millisecond,
 		Logger:       slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),

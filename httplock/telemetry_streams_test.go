@@ -12,6 +12,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Clients choose methods, paths and keys: 100,000 requests with a distinct
@@ -21,7 +22,7 @@ import (
 // every method.
 func TestTelemetryStreamsBounded(t *testing.T) {
 	tel := httpcases.NewTelemetry(t)
-	l := core.NewLocker(core.NewMemoryStore(), core.WithLogger(httpcases.Quiet))
+	l := core.NewLocker(memorystore.New(), core.WithLogger(httpcases.Quiet))
 	cfg := httplock.Config{Locker: l, Key: httplock.FromHeader("X-Key"), Telemetry: tel.Config(), Logger: httpcases.Quiet}
 	lock := httplock.New(cfg)
 	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // writerInterfaces names the optional interfaces a handler finds on its
@@ -46,7 +47,7 @@ func TestTelemetryKeepsHandlerWriterInterfaces(t *testing.T) {
 		TracerProvider: tracenoop.NewTracerProvider(),
 	}
 	handler := func(on bool) http.Handler {
-		cfg := httplock.Config{Locker: core.NewLocker(core.NewMemoryStore()), Key: httplock.FromHeader("X-Key")}
+		cfg := httplock.Config{Locker: core.NewLocker(memorystore.New()), Key: httplock.FromHeader("X-Key")}
 		if on {
 			cfg.Telemetry = telemetry
 		}

@@ -19,7 +19,7 @@ import (
 // each store round trip inside it, so a store that hangs mid-wait is noticed
 // within StoreTimeout rather than at MaxWait. The Locker queues the waiters
 // of a key locally, in order; how they are woken depends on its store (see
-// the package doc's notes: at once, across instances, with a core.Waker).
+// the package doc's notes: at once, across instances, with a store.Waker).
 func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, scope, key string, taken error, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	if !e.waiting.join(key, e.cfg.MaxWaiters) {
 		return nil, nil, reject(ErrTooManyWaiters, taken, retryAfter(e.cfg.RetryAfter, 0))

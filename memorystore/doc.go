@@ -1,6 +1,6 @@
 // Package memorystore keeps reqlock's locks in this process: the default
-// store for examples, tests and single-instance services, and core's
-// MemoryStore (core.NewMemoryStore is New).
+// store for examples, tests and single-instance services. Build one with
+// New and hand it to core.NewLocker.
 //
 // It follows the rules of the network stores without the network: random
 // tokens compared on every extend and release, leases by the process's

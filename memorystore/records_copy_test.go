@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -17,19 +18,19 @@ import (
 func TestRecordHandedOutIsACopy(t *testing.T) {
 	ctx := context.Background()
 	s := memorystore.New()
-	l := core.Lease{Key: "reqlock:{alias}", Token: "t1", TTL: time.Minute}
+	l := store.Lease{Key: "reqlock:{alias}", Token: "t1", TTL: time.Minute}
 	if _, err := s.Acquire(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ReleaseRecording(ctx, l.Key, l.Token, []byte("paid"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	_, first, err := s.AcquireOrRecord(ctx, core.Lease{Key: l.Key, Token: "t2", TTL: time.Minute})
+	_, first, err := s.AcquireOrRecord(ctx, store.Lease{Key: l.Key, Token: "t2", TTL: time.Minute})
 	if err != nil || string(first) != "paid" {
 		t.Fatalf("first reader: %q, %v", first, err)
 	}
 	first[0] = 'X' // the first reader reuses its buffer
-	_, second, err := s.AcquireOrRecord(ctx, core.Lease{Key: l.Key, Token: "t3", TTL: time.Minute})
+	_, second, err := s.AcquireOrRecord(ctx, store.Lease{Key: l.Key, Token: "t3", TTL: time.Minute})
 	if err != nil || string(second) != "paid" {
 		t.Fatalf("second reader got %q (%v) after the first changed its copy; the record is %q", second, err, "paid")
 	}

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
-// MemoryStore.AcquireOrRecord looks for the record and takes the lock in
+// memorystore.Store.AcquireOrRecord looks for the record and takes the lock in
 // one step, as the Redis script does: a holder's ReleaseRecording (record
 // written, lock deleted, at once) can never leave a caller with a free key
 // and no record, which would run the work a second time.
@@ -23,9 +24,9 @@ import (
 // find the key held (A has not released yet) or find A's record; B must
 // never get the lock, since A's release and record are one step.
 func TestMemoryAcquireOrRecordIsAtomic(t *testing.T) {
-	store := memorystore.New()
-	la := core.NewLocker(store)
-	lb := core.NewLocker(store)
+	st := memorystore.New()
+	la := core.NewLocker(st)
+	lb := core.NewLocker(st)
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	var bad atomic.Int64
@@ -77,7 +78,7 @@ func TestMemoryRecordsBounded(t *testing.T) {
 	kept := 0
 	for i := range 50 {
 		skey, _ := l.StoreKey(fmt.Sprint("k", i))
-		if _, rec, _ := s.AcquireOrRecord(ctx, core.Lease{Key: skey, Token: "probe", TTL: time.Second}); rec != nil {
+		if _, rec, _ := s.AcquireOrRecord(ctx, store.Lease{Key: skey, Token: "probe", TTL: time.Second}); rec != nil {
 			kept++
 		} else {
 			_ = s.Release(ctx, skey, "probe")

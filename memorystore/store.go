@@ -9,7 +9,7 @@ import (
 )
 
 // Store keeps locks in this process: the default for examples, tests
-// and single-instance services. It follows the same rules as RedisStore
+// and single-instance services. It follows the same rules as redisstore.Store
 // (tokens, leases, fences that never go backwards) without the network.
 type Store struct {
 	mu        sync.Mutex
@@ -47,7 +47,7 @@ func New() *Store {
 // retention ends. It returns s, and panics unless n > 0.
 func (s *Store) WithRecordBytes(n int) *Store {
 	if n <= 0 {
-		panic("reqlock: MemoryStore.WithRecordBytes: limit must be positive")
+		panic("reqlock: memorystore.Store.WithRecordBytes: limit must be positive")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

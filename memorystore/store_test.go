@@ -6,28 +6,30 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // acquire.lua's own-token path (an acquire sent again that finds its own
 // token) never shortens the lease: "the holder may have extended it since,
-// and trusts that". MemoryStore, which "follows the same rules as
-// RedisStore", overwrites the expiry with now+TTL on the same path, so a
+// and trusts that". memorystore.Store, which "follows the same rules as
+// redisstore.Store", overwrites the expiry with now+TTL on the same path, so a
 // repeated Acquire cuts a lease the holder extended and trusts.
 func TestMemoryOwnTokenAcquireKeepsLongerLease(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	stores := map[string]core.Store{
 		"memory": memorystore.New(),
-		"redis":  core.NewRedisStore(redistest.Start(t).Client(t)),
+		"redis":  redisstore.New(redistest.Start(t).Client(t)),
 	}
 	for name, st := range stores {
 		t.Run(name, func(t *testing.T) {
-			l := core.Lease{Key: "reqlock:{own-token}", Token: "me", TTL: time.Second}
+			l := store.Lease{Key: "reqlock:{own-token}", Token: "me", TTL: time.Second}
 			if _, err := st.Acquire(ctx, l); err != nil {
 				t.Fatal(err)
 			}
-			r := st.Extend(ctx, []core.Lease{{Key: l.Key, Token: l.Token, TTL: 30 * time.Second}})[0]
+			r := st.Extend(ctx, []store.Lease{{Key: l.Key, Token: l.Token, TTL: 30 * time.Second}})[0]
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}

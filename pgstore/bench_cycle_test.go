@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/benchratio"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	l := core.NewLocker(s, core.WithLogger(quiet))
-	lease := core.Lease{Key: "reqlock:{bench-store}", Token: "0123456789abcdefghijkl", TTL: 10 * time.Second}
+	lease := store.Lease{Key: "reqlock:{bench-store}", Token: "0123456789abcdefghijkl", TTL: 10 * time.Second}
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)

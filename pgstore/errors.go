@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/puddle/v2"
-
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // errCancelled is an acquire that landed after it was cancelled: it took
@@ -19,13 +18,13 @@ var errCancelled = errors.New("pgstore: acquire landed after it was cancelled")
 var errNotListening = errors.New("pgstore: not listening for releases")
 
 // wrap names the operation in err, and makes an error of a closed pool
-// core.ErrStoreClosed: nothing sent through it can land any more.
+// store.ErrStoreClosed: nothing sent through it can land any more.
 func (s *Store) wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, puddle.ErrClosedPool) {
-		return fmt.Errorf("pgstore: %s: %w: %w", op, core.ErrStoreClosed, err)
+		return fmt.Errorf("pgstore: %s: %w: %w", op, store.ErrStoreClosed, err)
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
 }

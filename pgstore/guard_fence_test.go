@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // A lock got by waiting in line holds the key under its wait's hand-off
@@ -55,7 +56,7 @@ func TestGuardRefusesAnOldLockUnderItsTokenHandedOnAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The late copy of an attempt of the old wait: refused, it stands in line.
-	late := core.Lease{Key: old.StoreKey(), Token: old.Token(), TTL: ttl}
+	late := store.Lease{Key: old.StoreKey(), Token: old.Token(), TTL: ttl}
 	if _, _, err := s.AcquireQueued(ctx, late, w, false); !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("the late attempt: %v; want ErrNotObtained", err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/reqlock/reqlock/core"
 	contract "github.com/reqlock/reqlock/core/store"
 )
 
@@ -17,10 +16,10 @@ const inspectSQL = `SELECT token, reqlock_ms(expires - clock_timestamp()), expir
 	CASE WHEN line_until > clock_timestamp() THEN cardinality(line) ELSE 0 END
 	FROM reqlock_locks WHERE key = $1`
 
-// Inspect implements core.Inspector: one read, nothing changes. Fence is
+// Inspect implements store.Inspector: one read, nothing changes. Fence is
 // the last fence handed out while the key has a row: while it is held,
 // handed off, or has waiters in line.
-func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
+func (s *Store) Inspect(ctx context.Context, key string) (contract.Holding, error) {
 	var token *string
 	var ms, fence int64
 	var live bool
@@ -28,12 +27,12 @@ func (s *Store) Inspect(ctx context.Context, key string) (core.Holding, error) {
 	err := s.run(ctx, stmt{sql: inspectSQL, args: []any{rowKey(key)},
 		row: func(r pgx.Row) error { return r.Scan(&token, &ms, &live, &fence, &waiting) }})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return core.Holding{}, nil
+		return contract.Holding{}, nil
 	}
 	if err != nil {
-		return core.Holding{}, s.wrap("inspect", err)
+		return contract.Holding{}, s.wrap("inspect", err)
 	}
-	h := core.Holding{Fence: uint64(fence), Waiting: waiting}
+	h := contract.Holding{Fence: uint64(fence), Waiting: waiting}
 	if token != nil && live {
 		h.Held = true
 		h.HandedOff = strings.HasPrefix(*token, "~")

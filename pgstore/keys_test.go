@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Keys, tokens, waiters and records reach SQL only as parameters: text
@@ -22,19 +23,19 @@ func TestHostileTextIsOnlyParameters(t *testing.T) {
 		"reqlock:{" + strings.Repeat("é\\'x", 4096) + "}",
 	}
 	for _, key := range hostile {
-		l := core.Lease{Key: key, Token: `t'; --`, TTL: time.Minute}
+		l := store.Lease{Key: key, Token: `t'; --`, TTL: time.Minute}
 		if _, err := s.Acquire(ctx, l); err != nil {
 			t.Fatalf("Acquire of %.40q: %v", key, err)
 		}
 		waiter := `i'/w"; --`
-		if _, _, err := s.AcquireQueued(ctx, core.Lease{Key: key, Token: "x", TTL: time.Minute}, waiter, false); !isNotObtained(err) {
+		if _, _, err := s.AcquireQueued(ctx, store.Lease{Key: key, Token: "x", TTL: time.Minute}, waiter, false); !isNotObtained(err) {
 			t.Fatalf("AcquireQueued: %v", err)
 		}
 		rec := []byte("\x00\xff'; DROP TABLE reqlock_records; --")
 		if err := s.ReleaseRecording(ctx, key, l.Token, rec, time.Minute); err != nil {
 			t.Fatalf("ReleaseRecording: %v", err)
 		}
-		_, got, err := s.AcquireOrRecord(ctx, core.Lease{Key: key, Token: "y", TTL: time.Minute})
+		_, got, err := s.AcquireOrRecord(ctx, store.Lease{Key: key, Token: "y", TTL: time.Minute})
 		if err != nil || !bytes.Equal(got, rec) {
 			t.Fatalf("record %q, %v; want %q", got, err, rec)
 		}

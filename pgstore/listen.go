@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // linger is how long a subscription's connection stays open after its
@@ -51,7 +50,7 @@ type listenRun struct {
 	live      atomic.Bool   // listening right now
 }
 
-// Hold implements core.Subscription.
+// Hold implements store.Subscription.
 func (sub *subscription) Hold(ctx context.Context) (func(), error) {
 	sub.mu.Lock()
 	if sub.idle != nil {
@@ -86,7 +85,7 @@ func (sub *subscription) Hold(ctx context.Context) (func(), error) {
 	}
 }
 
-// Listening implements core.Listener: the connection listens now.
+// Listening implements store.Listener: the connection listens now.
 func (sub *subscription) Listening() bool {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -134,7 +133,7 @@ func (sub *subscription) listen(ctx context.Context, run *listenRun) {
 		}
 		if err == nil {
 			if lost {
-				sub.grant(core.WakeAll, core.WakeAll, 0)
+				sub.grant(store.WakeAll, store.WakeAll, 0)
 			}
 			pause = 10 * time.Millisecond
 			sub.receive(ctx, conn)
@@ -147,7 +146,7 @@ func (sub *subscription) listen(ctx context.Context, run *listenRun) {
 		if !lost {
 			lost = true
 			// Releases may go unheard from now on: every waiter polls.
-			sub.grant(core.WakeAll, core.WakeAll, 0)
+			sub.grant(store.WakeAll, store.WakeAll, 0)
 		}
 		t := time.NewTimer(pause)
 		select {
@@ -209,7 +208,7 @@ func (sub *subscription) receive(ctx context.Context, conn *pgx.Conn) {
 			}
 			continue
 		}
-		if key, waiter, fence, ok := parseWake(n.Payload); ok && (key == core.WakeAll || strings.HasPrefix(key, sub.prefix)) {
+		if key, waiter, fence, ok := parseWake(n.Payload); ok && (key == store.WakeAll || strings.HasPrefix(key, sub.prefix)) {
 			sub.grant(key, waiter, fence)
 		}
 	}

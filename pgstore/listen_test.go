@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // listeners counts the database's sessions that listen, as their last
@@ -60,7 +61,7 @@ func TestListenerRecovers(t *testing.T) {
 	for i := range 2 { // lost, then listening again
 		select {
 		case w := <-woken:
-			if w != [2]string{core.WakeAll, core.WakeAll} {
+			if w != [2]string{store.WakeAll, store.WakeAll} {
 				t.Fatalf("wake-up %d after the lost connection: %v, want every waiter", i, w)
 			}
 		case <-time.After(10 * time.Second):
@@ -128,11 +129,11 @@ func TestLongKeyWakesItsWaiter(t *testing.T) {
 	}
 	defer done()
 	key := "reqlock:{" + strings.Repeat("k", 9000) + "}"
-	holder := core.Lease{Key: key, Token: "h", TTL: time.Minute}
+	holder := store.Lease{Key: key, Token: "h", TTL: time.Minute}
 	if _, err := s.Acquire(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.AcquireQueued(ctx, core.Lease{Key: key, Token: "~inst/w", TTL: time.Minute}, "inst/w", false); err == nil {
+	if _, _, err := s.AcquireQueued(ctx, store.Lease{Key: key, Token: "~inst/w", TTL: time.Minute}, "inst/w", false); err == nil {
 		t.Fatal("the waiter took a held key")
 	}
 	if err := s.Release(ctx, key, "h"); err != nil {
@@ -140,7 +141,7 @@ func TestLongKeyWakesItsWaiter(t *testing.T) {
 	}
 	select {
 	case w := <-woken:
-		if w != [2]string{core.WakeAll, "inst/w"} {
+		if w != [2]string{store.WakeAll, "inst/w"} {
 			t.Fatalf("woken %v, want the waiter by name for any key", w)
 		}
 	case <-time.After(10 * time.Second):

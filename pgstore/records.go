@@ -6,16 +6,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
-// AcquireOrRecord implements core.Recorder: the look-up of the key's
+// AcquireOrRecord implements store.Recorder: the look-up of the key's
 // record and the acquire in one call, one round trip.
-func (s *Store) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+func (s *Store) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	return s.acquire(ctx, l, nil, true)
 }
 
-// ReleaseRecording implements core.Recorder: the token check, the record
+// ReleaseRecording implements store.Recorder: the token check, the record
 // and the release in one call, one round trip, in one transaction, so that
 // a holder that lost its lock writes nothing.
 func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
@@ -31,12 +31,12 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 		return s.wrap("release", err)
 	}
 	if !ok {
-		return core.ErrNotHeld
+		return store.ErrNotHeld
 	}
 	return nil
 }
 
-// RecordsDurable implements core.Durability: records are rows, durable
+// RecordsDurable implements store.Durability: records are rows, durable
 // when the server syncs its writes (fsync on).
 func (s *Store) RecordsDurable(ctx context.Context) (bool, string, error) {
 	var fsync, commit string

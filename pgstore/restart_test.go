@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
@@ -118,7 +119,7 @@ func TestExhaustedPoolTimesOut(t *testing.T) {
 func TestClosedPool(t *testing.T) {
 	s, pool := open(t)
 	pool.Close()
-	_, err := s.Acquire(context.Background(), core.Lease{Key: "reqlock:{k}", Token: "t", TTL: time.Second})
+	_, err := s.Acquire(context.Background(), store.Lease{Key: "reqlock:{k}", Token: "t", TTL: time.Second})
 	if !errors.Is(err, core.ErrStoreClosed) {
 		t.Fatalf("Acquire on a closed pool: %v, want ErrStoreClosed", err)
 	}

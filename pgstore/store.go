@@ -12,14 +12,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	contract "github.com/reqlock/reqlock/core/store"
 )
 
 // Store keeps locks, lines of waiters and records in PostgreSQL, through a
 // pgxpool.Pool on the primary. Each lock operation is one function call,
 // one round trip; the schema is in Schema (run Migrate once, or ship it
-// with your own migrations). It implements core.Store and every optional
+// with your own migrations). It implements contract.Store and every optional
 // part of the contract: Canceler, Recorder, Waker, Granter and Inspector.
 type Store struct {
 	pool *pgxpool.Pool
@@ -83,10 +83,10 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	return s
 }
 
-// Kind implements core.Kinder: the store attribute of telemetry.
+// Kind implements store.Kinder: the store attribute of telemetry.
 func (s *Store) Kind() string { return "postgres" }
 
-// TellsLapses implements core.LapseTeller: holders learn of a lapsed lease
+// TellsLapses implements store.LapseTeller: holders learn of a lapsed lease
 // from their own clock, as on Redis.
 func (s *Store) TellsLapses() bool { return false }
 
@@ -131,15 +131,15 @@ const (
 // counter's lifetime on Redis.
 func keepLine(lease time.Duration) time.Duration { return max(10*lease, time.Minute) }
 
-// Acquire implements core.Store.
-func (s *Store) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+// Acquire implements contract.Store.
+func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	g, _, err := s.acquire(ctx, l, nil, false)
 	return g, err
 }
 
 // acquire runs reqlock_acquire: for waiter (nil: not in line), asking for
 // the record when withRecord.
-func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withRecord bool) (core.Grant, []byte, error) {
+func (s *Store) acquire(ctx context.Context, l store.Lease, waiter *string, withRecord bool) (store.Grant, []byte, error) {
 	var status int
 	var fence, remaining *int64
 	var record []byte
@@ -151,37 +151,37 @@ func (s *Store) acquire(ctx context.Context, l core.Lease, waiter *string, withR
 		err := s.run(ctx, stmt{sql: takeSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds()},
 			row: func(r pgx.Row) error { return r.Scan(&f) }})
 		if err == nil {
-			return core.Grant{Fence: uint64(f), Validity: contract.Validity(l.TTL)}, nil, nil
+			return store.Grant{Fence: uint64(f), Validity: contract.Validity(l.TTL)}, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return core.Grant{}, nil, s.wrap("acquire", err)
+			return store.Grant{}, nil, s.wrap("acquire", err)
 		}
 	}
 	err := s.run(ctx, stmt{sql: acquireSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds(), waiter,
 		withRecord, keepLine(l.TTL).Milliseconds()},
 		row: func(r pgx.Row) error { return r.Scan(&status, &fence, &remaining, &record) }})
 	if err != nil {
-		return core.Grant{}, nil, s.wrap("acquire", err)
+		return store.Grant{}, nil, s.wrap("acquire", err)
 	}
 	switch status {
 	case statusGranted:
 		if deref(remaining) > 0 {
 			s.contend(rowKey(l.Key))
 		}
-		return core.Grant{Fence: uint64(deref(fence)), Validity: contract.Validity(l.TTL)}, nil, nil
+		return store.Grant{Fence: uint64(deref(fence)), Validity: contract.Validity(l.TTL)}, nil, nil
 	case statusRecord:
 		if record == nil { // an empty record is a record
 			record = []byte{}
 		}
-		return core.Grant{}, record, nil
+		return store.Grant{}, record, nil
 	case statusCancelled:
-		return core.Grant{}, nil, errCancelled
+		return store.Grant{}, nil, errCancelled
 	}
-	e := &core.NotObtainedError{Remaining: time.Duration(deref(remaining)) * time.Millisecond}
+	e := &store.NotObtainedError{Remaining: time.Duration(deref(remaining)) * time.Millisecond}
 	if waiter != nil {
 		e.LastFence = uint64(deref(fence))
 	}
-	return core.Grant{}, nil, e
+	return store.Grant{}, nil, e
 }
 
 func deref(p *int64) int64 {
@@ -191,10 +191,10 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// Extend implements core.Store: every lease in one statement, one round
+// Extend implements contract.Store: every lease in one statement, one round
 // trip.
-func (s *Store) Extend(ctx context.Context, leases []core.Lease) []core.Renewal {
-	out := make([]core.Renewal, len(leases))
+func (s *Store) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
+	out := make([]store.Renewal, len(leases))
 	keys, tokens, ttls := make([]string, len(leases)), make([]string, len(leases)), make([]int64, len(leases))
 	for i, l := range leases {
 		keys[i], tokens[i], ttls[i] = rowKey(l.Key), l.Token, l.TTL.Milliseconds()
@@ -218,13 +218,13 @@ func (s *Store) Extend(ctx context.Context, leases []core.Lease) []core.Renewal 
 		case held[i]:
 			out[i].Validity = contract.Validity(l.TTL)
 		default:
-			out[i].Err = core.ErrNotHeld
+			out[i].Err = contract.ErrNotHeld
 		}
 	}
 	return out
 }
 
-// Release implements core.Store: the token is compared, then the lock is
+// Release implements contract.Store: the token is compared, then the lock is
 // handed to the next waiter in line, or freed.
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	return s.release(ctx, key, token, nil, nil)
@@ -252,12 +252,12 @@ func (s *Store) releaseOnly(ctx context.Context, key, token string, marker *int6
 	}
 	var ok bool
 	err := s.run(ctx, stmt{sql: releaseSQL, args: []any{key, token, marker, leaving,
-		core.HandOffTimeout.Milliseconds(), 0}, row: func(r pgx.Row) error { return r.Scan(&ok) }})
+		store.HandOffTimeout.Milliseconds(), 0}, row: func(r pgx.Row) error { return r.Scan(&ok) }})
 	if err != nil {
 		return s.wrap("release", err)
 	}
 	if !ok {
-		return core.ErrNotHeld
+		return contract.ErrNotHeld
 	}
 	return nil
 }
@@ -283,13 +283,13 @@ func (s *Store) sweep(ctx context.Context) {
 	}
 }
 
-// TTL implements core.Store.
+// TTL implements contract.Store.
 func (s *Store) TTL(ctx context.Context, key, token string) (time.Duration, error) {
 	var ms int64
 	err := s.run(ctx, stmt{sql: ttlSQL, args: []any{rowKey(key), token},
 		row: func(r pgx.Row) error { return r.Scan(&ms) }})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, core.ErrNotHeld
+		return 0, contract.ErrNotHeld
 	}
 	if err != nil {
 		return 0, s.wrap("ttl", err)

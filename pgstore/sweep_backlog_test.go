@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/pgstore"
 )
 
@@ -28,7 +28,7 @@ func TestSweepKeepsUpWithRecords(t *testing.T) {
 		for range perPeriod {
 			key := fmt.Sprintf("reqlock:{rec-%d}", n)
 			n++
-			if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "t", TTL: time.Minute}); err != nil {
+			if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "t", TTL: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.ReleaseRecording(ctx, key, "t", []byte("r"), time.Millisecond); err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/pgstore"
 )
 
@@ -25,18 +25,18 @@ func TestSweepBoundsTheTables(t *testing.T) {
 	}
 	for i := range 25 {
 		key := fmt.Sprintf("reqlock:{dead-%d}", i)
-		if _, err := s.Acquire(ctx, core.Lease{Key: key, Token: "t", TTL: 50 * time.Millisecond}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "t", TTL: 50 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		rec := fmt.Sprintf("reqlock:{rec-%d}", i)
-		if _, err := s.Acquire(ctx, core.Lease{Key: rec, Token: "t", TTL: time.Minute}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: rec, Token: "t", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.ReleaseRecording(ctx, rec, "t", []byte("r"), 50*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
-	live := core.Lease{Key: "reqlock:{live}", Token: "t", TTL: time.Minute}
+	live := store.Lease{Key: "reqlock:{live}", Token: "t", TTL: time.Minute}
 	if _, err := s.Acquire(ctx, live); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestSweepBoundsTheTables(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	for i := range 3 {
-		other := core.Lease{Key: fmt.Sprintf("reqlock:{other-%d}", i), Token: "t", TTL: time.Minute}
+		other := store.Lease{Key: fmt.Sprintf("reqlock:{other-%d}", i), Token: "t", TTL: time.Minute}
 		if _, err := s.Acquire(ctx, other); err != nil {
 			t.Fatal(err)
 		}

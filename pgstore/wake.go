@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	contract "github.com/reqlock/reqlock/core/store"
 )
 
-// AcquireQueued implements core.Waker: reqlock_acquire with the waiter,
+// AcquireQueued implements store.Waker: reqlock_acquire with the waiter,
 // one round trip. A lock a release handed to waiter is taken; refused, the
 // waiter joins the key's line, once, and learns the last fence handed out.
-func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	return s.acquire(ctx, l, &waiter, withRecord)
 }
 
@@ -21,28 +21,28 @@ func (s *Store) AcquireQueued(ctx context.Context, l core.Lease, waiter string, 
 // way: every attempt of one wait carries the token of its hand-off.
 const leaveMarker = time.Minute
 
-// Leave implements core.Waker: the waiter leaves the key's line, a lock
+// Leave implements store.Waker: the waiter leaves the key's line, a lock
 // handed to it goes on to the next in line, and an attempt of it that
 // lands later takes nothing. One round trip.
 func (s *Store) Leave(ctx context.Context, key, waiter string) error {
 	ms := leaveMarker.Milliseconds()
 	err := s.release(ctx, key, contract.HandedOverToken(waiter), &ms, &waiter)
-	if err == core.ErrNotHeld { // nothing was handed to it: out of line is all
+	if err == contract.ErrNotHeld { // nothing was handed to it: out of line is all
 		return nil
 	}
 	return err
 }
 
-// Subscribe implements core.Waker: one LISTEN connection per subscription,
+// Subscribe implements store.Waker: one LISTEN connection per subscription,
 // opened on the first Hold and closed a moment after the last holder let
 // go.
-func (s *Store) Subscribe(prefix, instance string, wake func(key, waiter string)) core.Subscription {
+func (s *Store) Subscribe(prefix, instance string, wake func(key, waiter string)) store.Subscription {
 	return s.SubscribeGrants(prefix, instance, func(key, waiter string, _ uint64) { wake(key, waiter) })
 }
 
-// SubscribeGrants implements core.Granter: Subscribe whose wake-ups carry
+// SubscribeGrants implements store.Granter: Subscribe whose wake-ups carry
 // the fence of a lock a release handed to the waiter (0: none).
-func (s *Store) SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) core.Subscription {
+func (s *Store) SubscribeGrants(prefix, instance string, grant func(key, waiter string, fence uint64)) store.Subscription {
 	return &subscription{store: s, prefix: prefix, channel: wakeChannel(instance), grant: grant}
 }
 
@@ -57,8 +57,8 @@ func wakeChannel(instance string) string { return "reqlock:wake:" + instance }
 // "* <waiter>" wakes the waiter whatever key it waits for: the key was too
 // long for a notification.
 func parseWake(payload string) (key, waiter string, fence uint64, ok bool) {
-	if w, ok := strings.CutPrefix(payload, core.WakeAll+" "); ok {
-		return core.WakeAll, w, 0, w != ""
+	if w, ok := strings.CutPrefix(payload, store.WakeAll+" "); ok {
+		return store.WakeAll, w, 0, w != ""
 	}
 	end := strings.LastIndex(payload, "} ")
 	if end < 0 {

@@ -3,7 +3,7 @@ package pgstore
 import (
 	"testing"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 func TestParseWake(t *testing.T) {
@@ -16,7 +16,7 @@ func TestParseWake(t *testing.T) {
 		{"reqlock:{abc} i/w", "reqlock:{abc}", "i/w", 0, true},
 		{"reqlock:{abc} i/w 42", "reqlock:{abc}", "i/w", 42, true},
 		{"my prefix:{abc} i/w.label 7", "my prefix:{abc}", "i/w.label", 7, true},
-		{"* i/w", core.WakeAll, "i/w", 0, true},
+		{"* i/w", store.WakeAll, "i/w", 0, true},
 		{"reqlock:{abc} i/w x", "reqlock:{abc}", "i/w", 0, true},
 		{"garbage", "", "", 0, false},
 		{"* ", "", "", 0, false},

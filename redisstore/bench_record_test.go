@@ -12,6 +12,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 	"github.com/reqlock/reqlock/redisstore/internal/node"
 )
 
@@ -30,7 +31,7 @@ import (
 func BenchmarkRecordHit(b *testing.B) {
 	ctx := context.Background()
 	c := redistest.Start(b).Client(b)
-	l := newLocker(core.NewRedisStore(c))
+	l := newLocker(redisstore.New(c))
 	result := bytes.Repeat([]byte("r"), 300) // an order, as the HTTP benchmarks' body and headers
 	ran := 0
 	fn := func(context.Context) ([]byte, error) { ran++; return result, nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // A service that makes a client per tenant (or per reconnect), uses a store
@@ -54,7 +55,7 @@ func TestClosedClientWarnedAboutIsCollected(t *testing.T) {
 	floor := weak.Make(plain)
 
 	c := redis.NewClient(opts)
-	l := core.NewLocker(core.NewRedlockStore(c), core.WithoutWatchdog(), core.WithLogger(quietLog))
+	l := core.NewLocker(redlock.New(c), core.WithoutWatchdog(), core.WithLogger(quietLog))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	lk, err := l.TryObtain(ctx, "collected")

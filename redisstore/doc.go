@@ -1,6 +1,6 @@
 // Package redisstore keeps reqlock's locks in Redis: one server, a
 // Cluster, or a Sentinel failover client, through redis.UniversalClient.
-// It is core's RedisStore (core.NewRedisStore is New).
+// Build a store with New and hand it to core.NewLocker.
 //
 // Every operation is one Lua script and one round trip (the scripts are
 // plain .lua files under internal/node/lua): acquire sets the lock with

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // A REDIS_URL the command cannot parse is a usage error; the message must
@@ -37,7 +38,7 @@ func TestInspectCommandHolderCannotForgeLines(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := ctxT(t)
 	c := srv.Client(t)
-	skey, _ := core.NewLocker(core.NewRedisStore(c)).StoreKey("order:1")
+	skey, _ := core.NewLocker(redisstore.New(c)).StoreKey("order:1")
 	if err := c.Set(ctx, skey, "tok.web-1\nstate    free\x1b[2K", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}

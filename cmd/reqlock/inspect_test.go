@@ -11,6 +11,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 type userKey struct{}
@@ -20,7 +21,7 @@ type userKey struct{}
 // request: -part user-42 -part pay-1, in the route's scope.
 func TestInspectJoinedKey(t *testing.T) {
 	srv := redistest.Start(t)
-	locker := core.NewLocker(core.NewRedisStore(srv.Client(t)), core.WithHolder("web-1"), core.WithLogger(quiet))
+	locker := core.NewLocker(redisstore.New(srv.Client(t)), core.WithHolder("web-1"), core.WithLogger(quiet))
 	lock := httplock.New(httplock.Config{
 		Locker: locker,
 		Key:    httplock.Join(httplock.FromContext(userKey{}), httplock.IdempotencyKey()),

@@ -15,7 +15,7 @@
 // bytes, a colon and the part (httplock.JoinKeys: user-42 and pay-1 are
 // "7:user-425:pay-1").
 // The store is REDIS_URL (redis://[user:password@]host:port/db, or rediss://
-// for TLS); several URLs separated by commas are the nodes of a RedlockStore;
+// for TLS); several URLs separated by commas are the nodes of a Redlock store;
 // with -cluster, REDIS_URL names a Redis Cluster (extra nodes as ?addr=).
 // Sentinel is not supported: point REDIS_URL at the current master.
 //

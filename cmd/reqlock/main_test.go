@@ -16,6 +16,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 func TestMain(m *testing.M) {
@@ -69,7 +71,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestInspectCommand(t *testing.T) {
 	srv := redistest.Start(t)
 	url := "redis://" + srv.Addr
-	store := core.NewRedisStore(srv.Client(t))
+	store := redisstore.New(srv.Client(t))
 	ctx := ctxT(t)
 	const ttl = 10 * time.Second
 	web1 := core.NewLocker(store, core.WithHolder("web-1"), core.WithTTL(ttl), core.WithLogger(quiet))
@@ -149,7 +151,7 @@ func TestInspectCommand(t *testing.T) {
 func TestInspectCommandScopeAndPrefix(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := ctxT(t)
-	l := core.NewLocker(core.NewRedisStore(srv.Client(t)), core.WithPrefix("shop:"), core.WithHolder("api-3"), core.WithLogger(quiet))
+	l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithPrefix("shop:"), core.WithHolder("api-3"), core.WithLogger(quiet))
 	lk, err := l.TryObtain(ctx, httplock.LockKey("POST /orders/{id}", "user-7"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +179,7 @@ func TestInspectCommandRedlock(t *testing.T) {
 		urls = append(urls, "redis://"+s.Addr)
 	}
 	ctx := ctxT(t)
-	rl := core.NewRedlockStore(servers[0].Client(t), servers[1].Client(t), servers[2].Client(t)).WithNodeTimeout(time.Second)
+	rl := redlock.New(servers[0].Client(t), servers[1].Client(t), servers[2].Client(t)).WithNodeTimeout(time.Second)
 	l := core.NewLocker(rl, core.WithHolder("worker-9"), core.WithLogger(quiet))
 	lk, err := l.TryObtain(ctx, "job:1")
 	if err != nil {
@@ -254,7 +256,7 @@ func TestInspectCommandArguments(t *testing.T) {
 func TestInspectCommandCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	ctx := ctxT(t)
-	l := core.NewLocker(core.NewRedisStore(cl.Client(t)), core.WithHolder("eu-2"), core.WithLogger(quiet))
+	l := core.NewLocker(redisstore.New(cl.Client(t)), core.WithHolder("eu-2"), core.WithLogger(quiet))
 	lk, err := l.TryObtain(ctx, "cart:5")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // openedStore is the store the command asks, and what to close after.
@@ -27,7 +29,7 @@ func (s openedStore) close() {
 }
 
 // openStore connects to what urls names: one Redis, a Cluster, or the
-// nodes of a RedlockStore (several URLs, comma-separated). It only builds
+// nodes of a Redlock store (several URLs, comma-separated). It only builds
 // clients; nothing is dialled until the first command.
 func openStore(urls string, cluster bool, timeout time.Duration) (openedStore, error) {
 	urls = strings.TrimSpace(urls)
@@ -41,7 +43,7 @@ func openStore(urls string, cluster bool, timeout time.Duration) (openedStore, e
 		}
 		o.ContextTimeoutEnabled = true
 		c := redis.NewClusterClient(o)
-		return openedStore{store: core.NewRedisStore(c), where: strings.Join(o.Addrs, ","),
+		return openedStore{store: redisstore.New(c), where: strings.Join(o.Addrs, ","),
 			clients: []redis.UniversalClient{c}}, nil
 	}
 	var clients []redis.UniversalClient
@@ -65,9 +67,9 @@ func openStore(urls string, cluster bool, timeout time.Duration) (openedStore, e
 	}
 	st := openedStore{where: strings.Join(addrs, ","), clients: clients}
 	if len(clients) == 1 {
-		st.store = core.NewRedisStore(clients[0])
+		st.store = redisstore.New(clients[0])
 	} else {
-		st.store = core.NewRedlockStore(clients...).WithNodeTimeout(timeout)
+		st.store = redlock.New(clients...).WithNodeTimeout(timeout)
 	}
 	return st, nil
 }

@@ -2,7 +2,7 @@
 // locks live in. It is all a store needs to import: the Locker asks nothing
 // of a store beyond these interfaces, so a store written outside this
 // repository gets every feature it implements. Package core re-exports
-// every name here (core.Store, core.Lease, core.ErrNotHeld, …), which is
+// every name here (core.Store, store.Lease, core.ErrNotHeld, …), which is
 // how most code refers to them.
 //
 // A store implements Store, and any of the optional interfaces:
@@ -25,12 +25,10 @@
 //
 // The packages, and who imports whom (an arrow reads "imports"):
 //
-//	core ──► core/store ◄── redisstore, redlockstore, memorystore,
-//	  │                     pgstore (module), etcdstore (module)
-//	  └──► redisstore, redlockstore, memorystore   (only for core's aliases:
-//	                                                core.NewRedisStore, …)
-//	core/storetest ──► core: the conformance suite every store runs
+//	core ──► core/store ◄── memorystore, redisstore, redisstore/redlock,
+//	                        pgstore (module), etcdstore (module)
+//	core/storetest ──► core, core/store: the conformance suite every store runs
 //
-// No store imports core: core imports the stores to keep its old names
-// (core.RedisStore and the rest) working.
+// No store imports core, except where a store's own API takes a *core.Lock
+// (pgstore's and etcdstore's Guard); core imports no store.
 package store

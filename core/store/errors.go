@@ -22,13 +22,13 @@ var (
 
 	// ErrNoInspect is returned by Locker.Inspect when the Locker's store does
 	// not implement Inspector.
-	ErrNoInspect = errors.New("reqlock: the store cannot be inspected (it does not implement core.Inspector)")
+	ErrNoInspect = errors.New("reqlock: the store cannot be inspected (it does not implement store.Inspector)")
 
 	// ErrNoRecords is returned by the record calls of a Locker whose store
-	// cannot keep records: RedisStore and MemoryStore can; RedlockStore
+	// cannot keep records: redisstore.Store and memorystore.Store can; redlock.Store
 	// cannot, since a record read from one majority may be missing from the
 	// next.
-	ErrNoRecords = errors.New("reqlock: the store does not keep records (RedisStore and MemoryStore do, RedlockStore does not)")
+	ErrNoRecords = errors.New("reqlock: the store does not keep records (redisstore.Store and memorystore.Store do, redlock.Store does not)")
 )
 
 // NotObtainedError is the error for a lock someone else holds.

@@ -15,7 +15,7 @@ type Holding struct {
 	Held bool
 	// HandedOff is true while the lock is held under the name of a waiter in
 	// line: a release handed it over, for at most HandOffTimeout if that
-	// waiter does not take it. On RedisStore a waiter holds the lock under
+	// waiter does not take it. On redisstore.Store a waiter holds the lock under
 	// its name, whether it was handed the lock or found it free, until it
 	// releases. Holder is that waiter's Locker's label.
 	HandedOff bool
@@ -25,9 +25,9 @@ type Holding struct {
 	// block the key, not when the work ends.
 	Lease time.Duration
 	// Fence is the last fence handed out for the key: the holder's, when
-	// held. RedisStore keeps it after the release (as long as the fence
-	// counter lives); MemoryStore only while the key is held; 0 when the
-	// store has none. RedlockStore gives the greatest any node handed out,
+	// held. redisstore.Store keeps it after the release (as long as the fence
+	// counter lives); memorystore.Store only while the key is held; 0 when the
+	// store has none. redlock.Store gives the greatest any node handed out,
 	// which is above the holder's when a later attempt took a minority of
 	// the nodes (and gave them back).
 	Fence uint64
@@ -44,8 +44,8 @@ type Holding struct {
 }
 
 // Inspector is implemented by stores that can say who holds a key without
-// changing anything: no lease, fence or line is touched. RedisStore,
-// RedlockStore and MemoryStore implement it.
+// changing anything: no lease, fence or line is touched. redisstore.Store,
+// redlock.Store and memorystore.Store implement it.
 type Inspector interface {
 	// Inspect reads what the store holds for key, the namespaced key a
 	// Locker builds (Lease.Key); StoreKey is left for the Locker to fill.

@@ -8,7 +8,7 @@ import (
 // Waker is implemented by stores that serve waiters in turn across
 // instances: a waiter joins the key's line when it finds the lock taken; a
 // release hands the lock to the line's head and tells that waiter's Locker,
-// through its Subscription. RedisStore and MemoryStore do; RedlockStore
+// through its Subscription. redisstore.Store and memorystore.Store do; redlock.Store
 // tells everyone in line on a release and hands the lock to nobody.
 //
 // A waiter is "<instance>/<wait>": instance names the Locker, whose one
@@ -31,7 +31,7 @@ type Waker interface {
 // the head of the line, with the next fence, and says so in the wake-up: a
 // waiter told so may run without a round trip, when it can tell the
 // hand-off is current (see NotObtainedError.LastFence). Waker's Subscribe
-// drops the fence, so a store built on others (RedlockStore, whose nodes'
+// drops the fence, so a store built on others (redlock.Store, whose nodes'
 // hand-offs are no quorum) never passes one on.
 //
 // A lock handed to waiter is held under HandedOverToken(waiter) for

@@ -14,6 +14,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/core/storetest"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // The suite must fail a store that breaks a promise. Each case below runs
@@ -112,14 +113,14 @@ func TestBrokenStore(t *testing.T) {
 		t.Fatalf("%s=%q", brokenEnv, breaks)
 	}
 	storetest.Run(t, storetest.Harness{
-		New: func(testing.TB) core.Store { return &brokenStore{MemoryStore: core.NewMemoryStore(), breaks: breaks} },
+		New: func(testing.TB) core.Store { return &brokenStore{Store: memorystore.New(), breaks: breaks} },
 	})
 }
 
 // brokenStore is a memory store with a cancel of its own (the memory
 // store needs none), which breaks one promise on demand.
 type brokenStore struct {
-	*core.MemoryStore
+	*memorystore.Store
 	breaks    string
 	cancelled sync.Map // tokens whose acquire was cancelled
 
@@ -129,12 +130,12 @@ type brokenStore struct {
 
 var errCancelled = errors.New("brokenStore: acquire cancelled")
 
-func (s *brokenStore) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+func (s *brokenStore) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	if _, ok := s.cancelled.Load(l.Token); ok {
-		return core.Grant{}, errCancelled
+		return store.Grant{}, errCancelled
 	}
 	ctx = s.noticeFor(ctx, false)
-	g, err := s.MemoryStore.Acquire(ctx, l)
+	g, err := s.Store.Acquire(ctx, l)
 	return s.broken(ctx, g, l, err), err
 }
 
@@ -150,7 +151,7 @@ func (s *brokenStore) noticeFor(ctx context.Context, inLine bool) context.Contex
 
 // broken breaks the answer to an acquire of l, whose context was ctx, as s
 // breaks grants.
-func (s *brokenStore) broken(ctx context.Context, g core.Grant, l core.Lease, err error) core.Grant {
+func (s *brokenStore) broken(ctx context.Context, g store.Grant, l store.Lease, err error) store.Grant {
 	if s.breaks == "lapse-told-live-holder" {
 		s.tellLiveHolder(ctx, l, g, err)
 	}
@@ -170,7 +171,7 @@ func (s *brokenStore) broken(ctx context.Context, g core.Grant, l core.Lease, er
 
 // tellLiveHolder tells the holder of l's key that its lease lapsed when the
 // acquire of l (whose context was ctx) found the key taken, lapsed or not.
-func (s *brokenStore) tellLiveHolder(ctx context.Context, l core.Lease, g core.Grant, err error) {
+func (s *brokenStore) tellLiveHolder(ctx context.Context, l store.Lease, g store.Grant, err error) {
 	s.mu.Lock()
 	if s.notices == nil {
 		s.notices = make(map[string]store.LapseNotice)
@@ -187,8 +188,8 @@ func (s *brokenStore) tellLiveHolder(ctx context.Context, l core.Lease, g core.G
 	}
 }
 
-func (s *brokenStore) Extend(ctx context.Context, leases []core.Lease) []core.Renewal {
-	r := s.MemoryStore.Extend(ctx, leases)
+func (s *brokenStore) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
+	r := s.Store.Extend(ctx, leases)
 	if s.breaks == "validity-without-margin" {
 		for i := range r {
 			if r[i].Err == nil {
@@ -199,41 +200,41 @@ func (s *brokenStore) Extend(ctx context.Context, leases []core.Lease) []core.Re
 	return r
 }
 
-func (s *brokenStore) AcquireQueued(ctx context.Context, l core.Lease, waiter string, withRecord bool) (core.Grant, []byte, error) {
+func (s *brokenStore) AcquireQueued(ctx context.Context, l store.Lease, waiter string, withRecord bool) (store.Grant, []byte, error) {
 	if _, ok := s.cancelled.Load(l.Token); ok {
-		return core.Grant{}, nil, errCancelled
+		return store.Grant{}, nil, errCancelled
 	}
 	ctx = s.noticeFor(ctx, true)
-	g, rec, err := s.MemoryStore.AcquireQueued(ctx, l, waiter, withRecord)
+	g, rec, err := s.Store.AcquireQueued(ctx, l, waiter, withRecord)
 	return s.broken(ctx, g, l, err), rec, err
 }
 
 func (s *brokenStore) Release(ctx context.Context, key, token string) error {
 	if s.breaks == "releases-skip-the-line" {
-		if _, err := s.MemoryStore.TTL(ctx, key, token); err != nil {
+		if _, err := s.Store.TTL(ctx, key, token); err != nil {
 			return err
 		}
-		s.MemoryStore.Delete(key)
+		s.Store.Delete(key)
 		return nil
 	}
-	err := s.MemoryStore.Release(ctx, key, token)
+	err := s.Store.Release(ctx, key, token)
 	if s.breaks == "release-ignores-token" && errors.Is(err, core.ErrNotHeld) {
-		s.MemoryStore.Delete(key)
+		s.Store.Delete(key)
 		return nil
 	}
 	return err
 }
 
-func (s *brokenStore) Cancel(ctx context.Context, l core.Lease) error {
+func (s *brokenStore) Cancel(ctx context.Context, l store.Lease) error {
 	if s.breaks != "cancel-forgets" {
 		s.cancelled.Store(l.Token, true)
 	}
-	return s.MemoryStore.Release(ctx, l.Key, l.Token)
+	return s.Store.Release(ctx, l.Key, l.Token)
 }
 
-func (s *brokenStore) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+func (s *brokenStore) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	ctx = s.noticeFor(ctx, true)
-	g, rec, err := s.MemoryStore.AcquireOrRecord(ctx, l)
+	g, rec, err := s.Store.AcquireOrRecord(ctx, l)
 	if s.breaks == "empty-record-nil" && rec != nil && len(rec) == 0 {
 		rec = nil
 	}
@@ -244,29 +245,29 @@ func (s *brokenStore) ReleaseRecording(ctx context.Context, key, token string, r
 	if s.breaks == "records-outlive-retention" {
 		retention *= 20
 	}
-	err := s.MemoryStore.ReleaseRecording(ctx, key, token, record, retention)
+	err := s.Store.ReleaseRecording(ctx, key, token, record, retention)
 	if s.breaks == "record-ignores-token" && errors.Is(err, core.ErrNotHeld) {
 		// Writes for whoever asks: takes the key from its holder to do it.
-		s.MemoryStore.Delete(key)
-		if _, err := s.MemoryStore.Acquire(ctx, core.Lease{Key: key, Token: token, TTL: time.Minute}); err != nil {
+		s.Store.Delete(key)
+		if _, err := s.Store.Acquire(ctx, store.Lease{Key: key, Token: token, TTL: time.Minute}); err != nil {
 			return err
 		}
-		return s.MemoryStore.ReleaseRecording(ctx, key, token, record, retention)
+		return s.Store.ReleaseRecording(ctx, key, token, record, retention)
 	}
 	return err
 }
 
-func (s *brokenStore) Subscribe(prefix, instance string, wake func(key, waiter string)) core.Subscription {
+func (s *brokenStore) Subscribe(prefix, instance string, wake func(key, waiter string)) store.Subscription {
 	if s.breaks == "wakes-nobody" {
 		wake = func(string, string) {}
 	}
-	return s.MemoryStore.Subscribe(prefix, instance, wake)
+	return s.Store.Subscribe(prefix, instance, wake)
 }
 
 func (s *brokenStore) Inspect(ctx context.Context, key string) (core.Holding, error) {
-	hd, err := s.MemoryStore.Inspect(ctx, key)
+	hd, err := s.Store.Inspect(ctx, key)
 	if s.breaks == "inspect-takes-free-keys" && err == nil && !hd.Held {
-		_, _ = s.MemoryStore.Acquire(ctx, core.Lease{Key: key, Token: "inspector", TTL: time.Minute})
+		_, _ = s.Store.Acquire(ctx, store.Lease{Key: key, Token: "inspector", TTL: time.Minute})
 	}
 	return hd, err
 }

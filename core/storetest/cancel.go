@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var cancelPromises = []promise{
@@ -23,7 +24,7 @@ const cancelMeaning = "it says none of its acquires can land after its caller ga
 // gets there: Cancel, then the Acquire with the same token.
 func cancelBeforeLanding(t *testing.T, h Harness) {
 	f := open(t, h)
-	c := as[core.Canceler](f, "core.Canceler", cancelMeaning)
+	c := as[store.Canceler](f, "store.Canceler", cancelMeaning)
 	l := f.lease(f.key(), h.long())
 	if err := c.Cancel(f.ctx, l); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Cancel of an acquire not landed yet: %v", err)
@@ -41,14 +42,14 @@ func cancelBeforeLanding(t *testing.T, h Harness) {
 // Cancel of an acquire that did land frees the lock.
 func cancelHeld(t *testing.T, h Harness) {
 	f := open(t, h)
-	c := as[core.Canceler](f, "core.Canceler", cancelMeaning)
+	c := as[store.Canceler](f, "store.Canceler", cancelMeaning)
 	l := f.lease(f.key(), h.long())
 	f.acquire(l)
 	if err := c.Cancel(f.ctx, l); err != nil {
 		t.Fatalf("Cancel of a held lock: %v", err)
 	}
 	f.mustBeFree(l.Key, "after the holder's acquire was cancelled")
-	if err := c.Cancel(f.ctx, core.Lease{Key: l.Key, Token: random(), TTL: l.TTL}); err != nil && !errors.Is(err, core.ErrNotHeld) {
+	if err := c.Cancel(f.ctx, store.Lease{Key: l.Key, Token: random(), TTL: l.TTL}); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Cancel of a token that holds nothing: %v", err)
 	}
 }
@@ -59,8 +60,8 @@ func cancelHeld(t *testing.T, h Harness) {
 // key rather than hand it to nobody.
 func cancelQueuedBeforeLanding(t *testing.T, h Harness) {
 	f := open(t, h)
-	c := as[core.Canceler](f, "core.Canceler", cancelMeaning)
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	c := as[store.Canceler](f, "store.Canceler", cancelMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	holder := f.lease(key, h.long())
 	f.acquire(holder)
@@ -75,7 +76,7 @@ func cancelQueuedBeforeLanding(t *testing.T, h Harness) {
 	if g, _, err := w.AcquireQueued(f.ctx, l, ghost, false); err == nil {
 		t.Fatalf("the cancelled queued acquire took a held lock (fence %d)", g.Fence)
 	}
-	if in, ok := f.s.(core.Inspector); ok {
+	if in, ok := f.s.(store.Inspector); ok {
 		if hd := f.inspect(in, key); hd.Waiting != 0 {
 			t.Fatalf("the cancelled queued acquire joined the line: %+v", hd)
 		}
@@ -89,13 +90,13 @@ func cancelQueuedBeforeLanding(t *testing.T, h Harness) {
 // Store and Canceler only, all a TryObtain uses.
 type cancelSeen struct {
 	core.Store
-	recorder core.Recorder // nil when the store keeps no records
+	recorder store.Recorder // nil when the store keeps no records
 	seen     chan struct{}
 }
 
-func (s *cancelSeen) Cancel(ctx context.Context, l core.Lease) error {
+func (s *cancelSeen) Cancel(ctx context.Context, l store.Lease) error {
 	var err error
-	if c, ok := s.Store.(core.Canceler); ok {
+	if c, ok := s.Store.(store.Canceler); ok {
 		err = c.Cancel(ctx, l)
 	} else {
 		err = s.Store.Release(ctx, l.Key, l.Token)
@@ -112,7 +113,7 @@ func (s *cancelSeen) Cancel(ctx context.Context, l core.Lease) error {
 // cancelRecorder adds the store's records to cancelSeen.
 type cancelRecorder struct{ *cancelSeen }
 
-func (s cancelRecorder) AcquireOrRecord(ctx context.Context, l core.Lease) (core.Grant, []byte, error) {
+func (s cancelRecorder) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	return s.recorder.AcquireOrRecord(ctx, l)
 }
 
@@ -133,7 +134,7 @@ func slowLocker(t *testing.T, f *fixture, records bool) (Slow, *cancelSeen, *cor
 	seen := &cancelSeen{Store: slow.Store, seen: make(chan struct{}, 1)}
 	var s core.Store = seen
 	if records {
-		r, ok := slow.Store.(core.Recorder)
+		r, ok := slow.Store.(store.Recorder)
 		if !ok {
 			t.Fatal("the Slow hook's store keeps no records, though the harness's stores do")
 		}

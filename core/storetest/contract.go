@@ -26,8 +26,8 @@ var contractPromises = []promise{
 // HandedOverToken(waiter) for the hand-off bound, and released under it.
 func contractGranter(t *testing.T, h Harness) {
 	f := open(t, h)
-	g := as[core.Granter](f, "core.Granter", "a waiter told of a release claims the lock with a round trip")
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	g := as[store.Granter](f, "store.Granter", "a waiter told of a release claims the lock with a round trip")
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	instance := random()
 	type grant struct {
@@ -50,8 +50,8 @@ func contractGranter(t *testing.T, h Harness) {
 	first := f.acquire(holder)
 	waiter := waiterIn(instance)
 	token := store.HandedOverToken(waiter)
-	_, _, err = w.AcquireQueued(f.ctx, core.Lease{Key: key, Token: token, TTL: h.long()}, waiter, false)
-	var no *core.NotObtainedError
+	_, _, err = w.AcquireQueued(f.ctx, store.Lease{Key: key, Token: token, TTL: h.long()}, waiter, false)
+	var no *store.NotObtainedError
 	if !errors.As(err, &no) {
 		t.Fatalf("AcquireQueued of a held key: %v, want a *NotObtainedError", err)
 	}
@@ -88,7 +88,7 @@ func contractGranter(t *testing.T, h Harness) {
 // same every time.
 func contractKind(t *testing.T, h Harness) {
 	f := open(t, h)
-	k := as[core.Kinder](f, "core.Kinder", `its telemetry says reqlock.store="other"`)
+	k := as[store.Kinder](f, "store.Kinder", `its telemetry says reqlock.store="other"`)
 	kind := k.Kind()
 	if !regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`).MatchString(kind) || kind == "other" {
 		t.Fatalf("Kind() = %q, want a short lower-case name of its own", kind)
@@ -113,13 +113,13 @@ func contractClosed(t *testing.T, h Harness) {
 	if err := f.s.Release(f.ctx, l.Key, l.Token); !errors.Is(err, core.ErrStoreClosed) {
 		t.Errorf("Release on a closed client: %v, want an error wrapping ErrStoreClosed", err)
 	}
-	if c, ok := f.s.(core.Canceler); ok {
+	if c, ok := f.s.(store.Canceler); ok {
 		if err := c.Cancel(f.ctx, l); !errors.Is(err, core.ErrStoreClosed) {
 			t.Errorf("Cancel on a closed client: %v, want an error wrapping ErrStoreClosed", err)
 		}
 	}
 	// A Leave may be best effort, and say nothing.
-	if w, ok := f.s.(core.Waker); ok {
+	if w, ok := f.s.(store.Waker); ok {
 		if err := w.Leave(f.ctx, l.Key, waiterIn(random())); err != nil && !errors.Is(err, core.ErrStoreClosed) {
 			t.Errorf("Leave on a closed client: %v, want nil or an error wrapping ErrStoreClosed", err)
 		}

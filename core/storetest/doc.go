@@ -10,8 +10,8 @@
 //
 // Run checks each promise as a subtest named "group/promise" (Promises
 // lists them), so a failure names the promise broken. It reads which
-// optional interfaces the store implements (core.Canceler, core.Recorder,
-// core.Waker, core.Granter, core.Inspector, core.LapseTeller, core.Kinder;
+// optional interfaces the store implements (store.Canceler, store.Recorder,
+// store.Waker, store.Granter, store.Inspector, store.LapseTeller, store.Kinder;
 // Offers lists them) and checks those too; a promise of an interface the
 // store does not implement is skipped with a message that says so.
 //
@@ -50,7 +50,7 @@
 //     its token), the line, a hand-off; and Inspect changes nothing.
 //   - contract: a Granter's hand-off carries a fence above what the waiter
 //     was last told and is held under core's HandedOverToken, and lasts
-//     core.HandOffTimeout however soon another caller tries the key (a
+//     store.HandOffTimeout however soon another caller tries the key (a
 //     waiter's Locker runs under it that long without asking); a store
 //     that tells lapses tells a lapsed holder before the next acquire
 //     returns, whether the holder took the key with Acquire, AcquireQueued
@@ -75,7 +75,7 @@
 //   - MinTTL: the shortest lease the store honours exactly; a store with
 //     whole-second leases says so, and the suite's leases and waits grow.
 //   - HandOffBound: how long a lock handed to a waiter that never claims
-//     it keeps the key, if not core.HandOffTimeout (never less, on a
+//     it keeps the key, if not store.HandOffTimeout (never less, on a
 //     Granter: its Lockers trust a hand-off that long).
 //   - Slow: a store whose next command for a key the test can hold on its
 //     way and let land later: through a TCP proxy, say (this repository
@@ -84,13 +84,13 @@
 //     Inspect writes nothing.
 //   - Close: closes the store's client, to check core.ErrStoreClosed.
 //   - Waive: the promises the store does not make, each with its reason
-//     (a RedlockStore's fences only almost always grow, and its releases
+//     (a Redlock store's fences only almost always grow, and its releases
 //     hand the lock to nobody). A waiver that names no promise fails.
 //
 // # Without a hook
 //
 // A store that gives no Slow hook but can be reached late (any network
-// store: it should implement core.Canceler) must show in its own tests
+// store: it should implement store.Canceler) must show in its own tests
 // that an acquire whose caller gave up, delivered over its real link after
 // the Locker's Cancel, takes nothing, and so does one that asks for the
 // record: the suite's own cancel checks call Cancel before the acquire,

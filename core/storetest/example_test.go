@@ -6,6 +6,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/storetest"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A store's own test runs the whole contract with a few lines. Here the
@@ -14,7 +15,7 @@ import (
 // (Slow, Writes, Close) where it can give them.
 func Example() {
 	harness := storetest.Harness{
-		New: func(testing.TB) core.Store { return core.NewMemoryStore() },
+		New: func(testing.TB) core.Store { return memorystore.New() },
 	}
 	// In the store's package, conformance_test.go:
 	//

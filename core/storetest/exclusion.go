@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var exclusionPromises = []promise{
@@ -29,10 +30,10 @@ func exclusionAtTheStore(t *testing.T, h Harness) {
 	for range workers {
 		wg.Go(func() {
 			for range rounds {
-				var l core.Lease
+				var l store.Lease
 				for {
 					// A token serves one acquire: a store may cancel a
-					// refused one (core.Lease).
+					// refused one (store.Lease).
 					l = f.lease(key, f.h.long())
 					_, err := f.s.Acquire(f.ctx, l)
 					if err == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var fencePromises = []promise{
@@ -38,7 +39,7 @@ func fenceAfterExpiry(t *testing.T, h Harness) {
 	key := f.key()
 	old := f.acquire(f.lease(key, h.short()))
 	time.Sleep(h.short())
-	var g core.Grant
+	var g store.Grant
 	f.waitFor("the lapsed lease to free the key", func() bool {
 		var err error
 		g, err = f.s.Acquire(f.ctx, f.lease(key, h.long()))

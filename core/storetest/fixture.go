@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // fixture is one test's store and the means to use it.
@@ -44,12 +45,12 @@ func random() string { return rand.Text()[:20] }
 func (f *fixture) key() string { return f.h.prefix() + "{" + random() + "}" }
 
 // lease is a lease of key under a new token.
-func (f *fixture) lease(key string, ttl time.Duration) core.Lease {
-	return core.Lease{Key: key, Token: random(), TTL: ttl}
+func (f *fixture) lease(key string, ttl time.Duration) store.Lease {
+	return store.Lease{Key: key, Token: random(), TTL: ttl}
 }
 
 // acquire takes l, or fails the test.
-func (f *fixture) acquire(l core.Lease) core.Grant {
+func (f *fixture) acquire(l store.Lease) store.Grant {
 	f.t.Helper()
 	g, err := f.s.Acquire(f.ctx, l)
 	if err != nil {
@@ -59,7 +60,7 @@ func (f *fixture) acquire(l core.Lease) core.Grant {
 }
 
 // release releases l, or fails the test.
-func (f *fixture) release(l core.Lease) {
+func (f *fixture) release(l store.Lease) {
 	f.t.Helper()
 	if err := f.s.Release(f.ctx, l.Key, l.Token); err != nil {
 		f.t.Fatalf("Release of the holder's lock %s: %v", l.Key, err)

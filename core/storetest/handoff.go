@@ -10,10 +10,10 @@ import (
 )
 
 // handOffEvidence is how soon after a release another caller's grant must
-// come back to prove a hand-off shorter than core.HandOffTimeout, and how
+// come back to prove a hand-off shorter than store.HandOffTimeout, and how
 // long after it a refusal must still be sent to prove one long enough: a
 // fifth of the timeout left for the store's clock and grain.
-const handOffEvidence = core.HandOffTimeout * 4 / 5
+const handOffEvidence = store.HandOffTimeout * 4 / 5
 
 // handOffSamples is how many hand-offs the promise measures before it
 // gives up telling: only a machine that stalls through each of them.
@@ -33,10 +33,10 @@ const handOffSamples = 5
 // refused, and otherwise (a stall between the two) is taken again.
 func contractHandOffLasts(t *testing.T, h Harness) {
 	f := open(t, h)
-	g := as[core.Granter](f, "core.Granter", "a waiter told of a release claims the lock with a round trip")
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
-	if h.HandOffBound > 0 && h.HandOffBound < core.HandOffTimeout {
-		t.Fatalf("Harness.HandOffBound is %v: a Granter's hand-off must last core.HandOffTimeout (%v), which its Lockers trust", h.HandOffBound, core.HandOffTimeout)
+	g := as[store.Granter](f, "store.Granter", "a waiter told of a release claims the lock with a round trip")
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
+	if h.HandOffBound > 0 && h.HandOffBound < store.HandOffTimeout {
+		t.Fatalf("Harness.HandOffBound is %v: a Granter's hand-off must last store.HandOffTimeout (%v), which its Lockers trust", h.HandOffBound, store.HandOffTimeout)
 	}
 	// The waiter's instance listens for grants, as a waiting Locker does,
 	// and never claims what it is told of.
@@ -58,7 +58,7 @@ func contractHandOffLasts(t *testing.T, h Harness) {
 // and has another caller try the key until it gets it: true when a refusal
 // proved the hand-off long enough, false when the sample proved nothing;
 // a grant that proves it short fails the test.
-func (f *fixture) handOffLasted(w core.Waker, instance string) bool {
+func (f *fixture) handOffLasted(w store.Waker, instance string) bool {
 	f.t.Helper()
 	key := f.key()
 	holder := f.lease(key, f.h.long())
@@ -82,8 +82,8 @@ func (f *fixture) handOffLasted(w core.Waker, instance string) bool {
 		if err == nil {
 			_ = f.s.Release(f.ctx, l.Key, l.Token)
 			if took := back.Sub(sent); took < handOffEvidence {
-				f.t.Fatalf("another caller took a key handed to a waiter that did not claim it, %v after the release was sent: a hand-off lasts core.HandOffTimeout (%v), and a Locker's waiter runs under it that long without asking the store",
-					took, core.HandOffTimeout)
+				f.t.Fatalf("another caller took a key handed to a waiter that did not claim it, %v after the release was sent: a hand-off lasts store.HandOffTimeout (%v), and a Locker's waiter runs under it that long without asking the store",
+					took, store.HandOffTimeout)
 			}
 			return false
 		}

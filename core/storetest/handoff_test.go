@@ -14,11 +14,13 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/core/storetest"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
-// core.Granter: "A lock handed to waiter is held under
+// store.Granter: "A lock handed to waiter is held under
 // HandedOverToken(waiter) for HandOffTimeout", and core.Locker relies on
 // it: a waiter told of a hand-off with a fresh fence runs under the lock
 // without a round trip, trusting it until its last refused attempt plus
@@ -30,7 +32,7 @@ import (
 // embedded (so it is a Granter), whose hand-offs run for d instead of
 // HandOffTimeout.
 type shortHandOff struct {
-	*core.RedisStore
+	*redisstore.Store
 	c *redis.Client
 	d time.Duration
 }
@@ -49,19 +51,19 @@ func (s *shortHandOff) shorten(ctx context.Context, key string) {
 }
 
 func (s *shortHandOff) Release(ctx context.Context, key, token string) error {
-	err := s.RedisStore.Release(ctx, key, token)
+	err := s.Store.Release(ctx, key, token)
 	s.shorten(ctx, key)
 	return err
 }
 
 func (s *shortHandOff) Leave(ctx context.Context, key, waiter string) error {
-	err := s.RedisStore.Leave(ctx, key, waiter)
+	err := s.Store.Leave(ctx, key, waiter)
 	s.shorten(ctx, key)
 	return err
 }
 
-func (s *shortHandOff) Cancel(ctx context.Context, l core.Lease) error {
-	err := s.RedisStore.Cancel(ctx, l)
+func (s *shortHandOff) Cancel(ctx context.Context, l store.Lease) error {
+	err := s.Store.Cancel(ctx, l)
 	s.shorten(ctx, l.Key)
 	return err
 }
@@ -99,8 +101,8 @@ func TestSuiteFailsGranterWithShortHandOff(t *testing.T) {
 			case !strings.Contains(out, "=== RUN   TestHandOffStore/contract/hand-off-lasts"):
 				t.Fatalf("the child run did not check the promise (%v):\n%s", err, out)
 			case hc.fails && (!failed || !errors.As(err, &exit)):
-				t.Fatalf("the suite passed a Granter whose hand-off runs for %v, not core.HandOffTimeout (%v) (%v):\n%s",
-					shortHandOffFor, core.HandOffTimeout, err, out)
+				t.Fatalf("the suite passed a Granter whose hand-off runs for %v, not store.HandOffTimeout (%v) (%v):\n%s",
+					shortHandOffFor, store.HandOffTimeout, err, out)
 			case !hc.fails && (failed || err != nil):
 				t.Fatalf("the suite fails the Redis store's hand-off (%v):\n%s", err, out)
 			}
@@ -115,11 +117,11 @@ func TestHandOffStore(t *testing.T) {
 		t.Skip("run as a child of TestSuiteFailsGranterWithShortHandOff")
 	}
 	srv := redistest.Start(t)
-	h := storetest.Harness{New: func(t testing.TB) core.Store { return core.NewRedisStore(srv.Client(t)) }}
+	h := storetest.Harness{New: func(t testing.TB) core.Store { return redisstore.New(srv.Client(t)) }}
 	if name != "whole" {
 		h.New = func(t testing.TB) core.Store {
 			c := srv.Client(t)
-			return &shortHandOff{RedisStore: core.NewRedisStore(c), c: c, d: shortHandOffFor}
+			return &shortHandOff{Store: redisstore.New(c), c: c, d: shortHandOffFor}
 		}
 	}
 	if name == "short-bound-told" {
@@ -137,7 +139,7 @@ func TestHandOffStore(t *testing.T) {
 func TestShortHandOffGranterLetsTwoHold(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	s := &shortHandOff{RedisStore: core.NewRedisStore(c), c: c, d: shortHandOffFor}
+	s := &shortHandOff{Store: redisstore.New(c), c: c, d: shortHandOffFor}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const rounds = 5
@@ -188,7 +190,7 @@ func twoHeld(ctx context.Context, t *testing.T, s core.Store) bool {
 	defer func() { _ = waiter.Release(context.Background()) }()
 	// The other Locker tries until the store gives it the key, for as long
 	// as the waiter may trust a hand-off.
-	for deadline := time.Now().Add(core.HandOffTimeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(store.HandOffTimeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		select {
 		case <-waiter.Lost():
 			return false // told first: no overlap

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Harness is what a store's test hands the suite: how to get a store, and
@@ -28,7 +29,7 @@ type Harness struct {
 	MinTTL time.Duration
 
 	// HandOffBound is the longest a lock handed to a waiter that never
-	// claims it keeps the key from others. Zero: core.HandOffTimeout. A
+	// claims it keeps the key from others. Zero: store.HandOffTimeout. A
 	// Granter's is never less: its Lockers trust a hand-off that long.
 	HandOffBound time.Duration
 
@@ -94,5 +95,5 @@ func (h Harness) handOffBound() time.Duration {
 	if h.HandOffBound > 0 {
 		return h.HandOffBound
 	}
-	return core.HandOffTimeout
+	return store.HandOffTimeout
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var inspectPromises = []promise{
@@ -18,12 +19,12 @@ var inspectPromises = []promise{
 
 const inspectMeaning = "operators cannot ask it who holds a key"
 
-func (f *fixture) inspector() core.Inspector {
+func (f *fixture) inspector() store.Inspector {
 	f.t.Helper()
-	return as[core.Inspector](f, "core.Inspector", inspectMeaning)
+	return as[store.Inspector](f, "store.Inspector", inspectMeaning)
 }
 
-func (f *fixture) inspect(in core.Inspector, key string) core.Holding {
+func (f *fixture) inspect(in store.Inspector, key string) core.Holding {
 	f.t.Helper()
 	hd, err := in.Inspect(f.ctx, key)
 	if err != nil {
@@ -46,7 +47,7 @@ func inspectHeld(t *testing.T, h Harness) {
 	f := open(t, h)
 	in := f.inspector()
 	secret := random()
-	l := core.Lease{Key: f.key(), Token: secret + ".pod-a", TTL: h.long()}
+	l := store.Lease{Key: f.key(), Token: secret + ".pod-a", TTL: h.long()}
 	g := f.acquire(l)
 	hd := f.inspect(in, l.Key)
 	if !hd.Held || hd.HandedOff || hd.Holder != "pod-a" || hd.Fence != g.Fence ||
@@ -112,7 +113,7 @@ func inspectReadOnly(t *testing.T, h Harness) {
 func inspectWaiting(t *testing.T, h Harness) {
 	f := open(t, h)
 	in := f.inspector()
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	holder := f.lease(f.key(), h.long())
 	f.acquire(holder)
 	instance := random()
@@ -142,7 +143,7 @@ func inspectWaiting(t *testing.T, h Harness) {
 func inspectHandedOff(t *testing.T, h Harness) {
 	f := open(t, h)
 	in := f.inspector()
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	holder := f.lease(f.key(), h.long())
 	f.acquire(holder)
 	waiter := waiterIn(random())

@@ -23,37 +23,37 @@ func (n *notice) Lapse() func() {
 // line on a Granter holds it under the waiter's token).
 type acquirePath struct {
 	name string
-	take func(f *fixture, ctx context.Context, l core.Lease) core.Lease
+	take func(f *fixture, ctx context.Context, l store.Lease) store.Lease
 }
 
 // acquirePaths are the calls s offers to take a key: Acquire, and
 // AcquireQueued (Waker) and AcquireOrRecord (Recorder) when it has them. A
 // Locker hands its LapseNotice to each, so the store must honour it on each.
 func acquirePaths(s core.Store) []acquirePath {
-	paths := []acquirePath{{"Acquire", func(f *fixture, ctx context.Context, l core.Lease) core.Lease {
+	paths := []acquirePath{{"Acquire", func(f *fixture, ctx context.Context, l store.Lease) store.Lease {
 		f.t.Helper()
 		if _, err := f.s.Acquire(ctx, l); err != nil {
 			f.t.Fatalf("Acquire of a free key: %v", err)
 		}
 		return l
 	}}}
-	if _, ok := s.(core.Waker); ok {
-		paths = append(paths, acquirePath{"AcquireQueued", func(f *fixture, ctx context.Context, l core.Lease) core.Lease {
+	if _, ok := s.(store.Waker); ok {
+		paths = append(paths, acquirePath{"AcquireQueued", func(f *fixture, ctx context.Context, l store.Lease) store.Lease {
 			f.t.Helper()
 			waiter := waiterIn(random())
-			if _, ok := f.s.(core.Granter); ok {
+			if _, ok := f.s.(store.Granter); ok {
 				l.Token = store.HandedOverToken(waiter)
 			}
-			if _, _, err := f.s.(core.Waker).AcquireQueued(ctx, l, waiter, false); err != nil {
+			if _, _, err := f.s.(store.Waker).AcquireQueued(ctx, l, waiter, false); err != nil {
 				f.t.Fatalf("AcquireQueued of a free key: %v", err)
 			}
 			return l
 		}})
 	}
-	if _, ok := s.(core.Recorder); ok {
-		paths = append(paths, acquirePath{"AcquireOrRecord", func(f *fixture, ctx context.Context, l core.Lease) core.Lease {
+	if _, ok := s.(store.Recorder); ok {
+		paths = append(paths, acquirePath{"AcquireOrRecord", func(f *fixture, ctx context.Context, l store.Lease) store.Lease {
 			f.t.Helper()
-			if g, rec, err := f.s.(core.Recorder).AcquireOrRecord(ctx, l); err != nil || rec != nil || g.Fence == 0 {
+			if g, rec, err := f.s.(store.Recorder).AcquireOrRecord(ctx, l); err != nil || rec != nil || g.Fence == 0 {
 				f.t.Fatalf("AcquireOrRecord of a free key with no record: %+v, %q, %v; want the lock", g, rec, err)
 			}
 			return l
@@ -69,8 +69,8 @@ func acquirePaths(s core.Store) []acquirePath {
 // released, are told nothing.
 func contractLapseNotice(t *testing.T, h Harness) {
 	s := open(t, h).s
-	if lt, ok := s.(core.LapseTeller); ok && !lt.TellsLapses() {
-		t.Skip("the store tells no lapses (core.LapseTeller): its holders learn of a lapsed lease from their own clock")
+	if lt, ok := s.(store.LapseTeller); ok && !lt.TellsLapses() {
+		t.Skip("the store tells no lapses (store.LapseTeller): its holders learn of a lapsed lease from their own clock")
 	}
 	for _, p := range acquirePaths(s) {
 		t.Run(p.name, func(t *testing.T) {

@@ -33,7 +33,7 @@ func leaseValidity(t *testing.T, h Harness) {
 		if g.Fence == 0 {
 			t.Fatalf("Grant.Fence is 0: fences start above 0")
 		}
-		r := f.s.Extend(f.ctx, []core.Lease{l})
+		r := f.s.Extend(f.ctx, []store.Lease{l})
 		if len(r) != 1 || r[0].Err != nil {
 			t.Fatalf("Extend by the holder: %+v", r)
 		}
@@ -56,7 +56,7 @@ func leaseTakenSaysRemaining(t *testing.T, h Harness) {
 	l := f.lease(f.key(), ttl)
 	f.acquire(l)
 	_, err := f.s.Acquire(f.ctx, f.lease(l.Key, ttl))
-	var no *core.NotObtainedError
+	var no *store.NotObtainedError
 	if !errors.As(err, &no) || !errors.Is(err, core.ErrNotObtained) {
 		t.Fatalf("Acquire of a held key: %v, want a *NotObtainedError", err)
 	}
@@ -89,8 +89,8 @@ func leaseExtend(t *testing.T, h Harness) {
 	f := open(t, h)
 	l := f.lease(f.key(), h.short())
 	f.acquire(l)
-	long := core.Lease{Key: l.Key, Token: l.Token, TTL: h.long()}
-	if r := f.s.Extend(f.ctx, []core.Lease{long}); len(r) != 1 || r[0].Err != nil {
+	long := store.Lease{Key: l.Key, Token: l.Token, TTL: h.long()}
+	if r := f.s.Extend(f.ctx, []store.Lease{long}); len(r) != 1 || r[0].Err != nil {
 		t.Fatalf("Extend by the holder: %+v", r)
 	}
 	time.Sleep(h.short() + h.short()/2)
@@ -105,8 +105,8 @@ func leaseExtendBatch(t *testing.T, h Harness) {
 	f.acquire(a)
 	f.acquire(b)
 	notHeld := f.lease(f.key(), h.long())
-	stale := core.Lease{Key: a.Key, Token: random(), TTL: h.long()}
-	r := f.s.Extend(f.ctx, []core.Lease{a, notHeld, b, stale})
+	stale := store.Lease{Key: a.Key, Token: random(), TTL: h.long()}
+	r := f.s.Extend(f.ctx, []store.Lease{a, notHeld, b, stale})
 	if len(r) != 4 {
 		t.Fatalf("Extend of 4 leases answered %d", len(r))
 	}

@@ -30,16 +30,16 @@ func waiterIn(instance string) string { return instance + "/" + random() }
 // on a store that hands locks over (Granter) every acquire of a wait
 // carries the token the lock is handed over under; on others a token
 // serves one acquire (a store may cancel one it refused).
-func (f *fixture) waitLease(key, waiter string) core.Lease {
+func (f *fixture) waitLease(key, waiter string) store.Lease {
 	l := f.lease(key, f.h.long())
-	if _, ok := f.s.(core.Granter); ok {
+	if _, ok := f.s.(store.Granter); ok {
 		l.Token = store.HandedOverToken(waiter)
 	}
 	return l
 }
 
 // queue has waiter stand in key's line: its acquire finds the key taken.
-func (f *fixture) queue(w core.Waker, l core.Lease, waiter string) {
+func (f *fixture) queue(w store.Waker, l store.Lease, waiter string) {
 	f.t.Helper()
 	g, rec, err := w.AcquireQueued(f.ctx, l, waiter, false)
 	if !errors.Is(err, core.ErrNotObtained) {
@@ -51,7 +51,7 @@ func (f *fixture) queue(w core.Waker, l core.Lease, waiter string) {
 // turn, each with a greater fence, and nobody else gets it meanwhile.
 func lineServedInTurn(t *testing.T, h Harness) {
 	f := open(t, h)
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	holder := f.lease(key, h.long())
 	last := f.acquire(holder).Fence
@@ -86,7 +86,7 @@ func lineServedInTurn(t *testing.T, h Harness) {
 // next in line at once.
 func lineLeavePassesTurn(t *testing.T, h Harness) {
 	f := open(t, h)
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	holder := f.lease(key, h.long())
 	f.acquire(holder)
@@ -114,7 +114,7 @@ func lineLeavePassesTurn(t *testing.T, h Harness) {
 // it (it died) keeps the key from others for HandOffBound at most.
 func lineDeadWaiterBound(t *testing.T, h Harness) {
 	f := open(t, h)
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	holder := f.lease(key, h.long())
 	f.acquire(holder)
@@ -122,7 +122,7 @@ func lineDeadWaiterBound(t *testing.T, h Harness) {
 	f.queue(w, f.waitLease(key, dead), dead)
 	f.release(holder)
 	released := time.Now()
-	if in, ok := f.s.(core.Inspector); ok {
+	if in, ok := f.s.(store.Inspector); ok {
 		hd, err := in.Inspect(f.ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func lineDeadWaiterBound(t *testing.T, h Harness) {
 // instance's subscription: it need not poll.
 func lineWakeOnRelease(t *testing.T, h Harness) {
 	f := open(t, h)
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	key := f.key()
 	instance := random()
 	type wake struct{ key, waiter string }
@@ -165,7 +165,7 @@ func lineWakeOnRelease(t *testing.T, h Harness) {
 	for {
 		select {
 		case got := <-woken:
-			if (got.key == key || got.key == core.WakeAll) && (got.waiter == waiter || got.waiter == core.WakeAll) {
+			if (got.key == key || got.key == store.WakeAll) && (got.waiter == waiter || got.waiter == store.WakeAll) {
 				wl := f.waitLease(key, waiter)
 				if _, _, err := w.AcquireQueued(f.ctx, wl, waiter, false); err != nil {
 					t.Fatalf("the woken waiter claims the lock: %v", err)
@@ -188,8 +188,8 @@ func lockerBackoff() backoff.Policy { return backoff.Constant(time.Minute) }
 // (Inspector) before the next one starts.
 func lineLockerServedInTurn(t *testing.T, h Harness) {
 	f := open(t, h)
-	as[core.Waker](f, "core.Waker", linesMeaning)
-	in := as[core.Inspector](f, "core.Inspector", "the suite cannot tell when a Locker's waiter stands in line")
+	as[store.Waker](f, "store.Waker", linesMeaning)
+	in := as[store.Inspector](f, "store.Inspector", "the suite cannot tell when a Locker's waiter stands in line")
 	key := random()
 	first := f.locker(core.WithTTL(h.long()))
 	skey, _ := first.StoreKey(key)

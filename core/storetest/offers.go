@@ -1,6 +1,9 @@
 package storetest
 
-import "github.com/reqlock/reqlock/core"
+import (
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
+)
 
 // Offers names the optional interfaces of the store contract that s
 // implements, in the order of the package doc: what Run will check
@@ -12,19 +15,19 @@ func Offers(s core.Store) []string {
 			names = append(names, name)
 		}
 	}
-	_, c := s.(core.Canceler)
+	_, c := s.(store.Canceler)
 	add(c, "Canceler")
-	_, r := s.(core.Recorder)
+	_, r := s.(store.Recorder)
 	add(r, "Recorder")
-	_, w := s.(core.Waker)
+	_, w := s.(store.Waker)
 	add(w, "Waker")
-	_, g := s.(core.Granter)
+	_, g := s.(store.Granter)
 	add(g, "Granter")
-	_, i := s.(core.Inspector)
+	_, i := s.(store.Inspector)
 	add(i, "Inspector")
-	_, l := s.(core.LapseTeller)
+	_, l := s.(store.LapseTeller)
 	add(l, "LapseTeller")
-	_, k := s.(core.Kinder)
+	_, k := s.(store.Kinder)
 	add(k, "Kinder")
 	return names
 }

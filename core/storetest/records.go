@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var recordPromises = []promise{
@@ -22,14 +23,14 @@ var recordPromises = []promise{
 
 const recordsMeaning = "it keeps no records: idempotent replay is off for it"
 
-func (f *fixture) recorder() core.Recorder {
+func (f *fixture) recorder() store.Recorder {
 	f.t.Helper()
-	return as[core.Recorder](f, "core.Recorder", recordsMeaning)
+	return as[store.Recorder](f, "store.Recorder", recordsMeaning)
 }
 
 // recordOf asks key for its record with a fresh token: the record, or nil
 // and the lock taken (which is given back).
-func (f *fixture) recordOf(r core.Recorder, key string) []byte {
+func (f *fixture) recordOf(r store.Recorder, key string) []byte {
 	f.t.Helper()
 	l := f.lease(key, f.h.long())
 	g, rec, err := r.AcquireOrRecord(f.ctx, l)
@@ -37,7 +38,7 @@ func (f *fixture) recordOf(r core.Recorder, key string) []byte {
 		f.t.Fatalf("AcquireOrRecord: %v", err)
 	}
 	if rec != nil {
-		if g != (core.Grant{}) {
+		if g != (store.Grant{}) {
 			f.t.Fatalf("AcquireOrRecord returned a record and a grant %+v: a record comes with a zero Grant", g)
 		}
 		return rec
@@ -123,7 +124,7 @@ func recordEmpty(t *testing.T, h Harness) {
 			t.Fatalf("%s record: ReleaseRecording: %v", name, err)
 		}
 		g, rec, err := r.AcquireOrRecord(f.ctx, f.lease(l.Key, h.long()))
-		if err != nil || rec == nil || len(rec) != 0 || g != (core.Grant{}) {
+		if err != nil || rec == nil || len(rec) != 0 || g != (store.Grant{}) {
 			t.Fatalf("%s record: AcquireOrRecord: %+v, %#v, %v; want a zero Grant and a non-nil empty record", name, g, rec, err)
 		}
 	}
@@ -172,14 +173,14 @@ func recordRetention(t *testing.T, h Harness) {
 func recordQueued(t *testing.T, h Harness) {
 	f := open(t, h)
 	r := f.recorder()
-	w := as[core.Waker](f, "core.Waker", linesMeaning)
+	w := as[store.Waker](f, "store.Waker", linesMeaning)
 	l := f.lease(f.key(), h.long())
 	f.acquire(l)
 	if err := r.ReleaseRecording(f.ctx, l.Key, l.Token, []byte("sent"), h.long()); err != nil {
 		t.Fatal(err)
 	}
 	g, rec, err := w.AcquireQueued(f.ctx, f.lease(l.Key, h.long()), "storetest/"+random(), true)
-	if err != nil || !bytes.Equal(rec, []byte("sent")) || g != (core.Grant{}) {
+	if err != nil || !bytes.Equal(rec, []byte("sent")) || g != (store.Grant{}) {
 		t.Fatalf("AcquireQueued asking for the record: %+v, %q, %v; want the record", g, rec, err)
 	}
 	f.mustBeFree(l.Key, "after a waiter got the record")

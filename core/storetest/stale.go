@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 var stalePromises = []promise{
@@ -18,10 +19,10 @@ var stalePromises = []promise{
 
 // takenOver has old's lease run out and a new holder take the key; it
 // returns the new holder's lease.
-func (f *fixture) takenOver(old core.Lease) core.Lease {
+func (f *fixture) takenOver(old store.Lease) store.Lease {
 	f.t.Helper()
 	time.Sleep(old.TTL)
-	var next core.Lease
+	var next store.Lease
 	f.waitFor("the lapsed lease to free the key", func() bool {
 		next = f.lease(old.Key, f.h.long()) // a token serves one acquire
 		_, err := f.s.Acquire(f.ctx, next)
@@ -32,7 +33,7 @@ func (f *fixture) takenOver(old core.Lease) core.Lease {
 
 // stillHolds checks that l's holder keeps its lock: TTL answers, and a
 // fresh token cannot take the key.
-func (f *fixture) stillHolds(l core.Lease, why string) {
+func (f *fixture) stillHolds(l store.Lease, why string) {
 	f.t.Helper()
 	if left, err := f.s.TTL(f.ctx, l.Key, l.Token); err != nil || left <= 0 {
 		f.t.Fatalf("%s: the holder's TTL is %v, %v; it must still hold the lock", why, left, err)
@@ -64,7 +65,7 @@ func staleExtendAfterExpiry(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.s.Extend(f.ctx, []core.Lease{{Key: old.Key, Token: old.Token, TTL: 10 * h.long()}})
+	r := f.s.Extend(f.ctx, []store.Lease{{Key: old.Key, Token: old.Token, TTL: 10 * h.long()}})
 	if len(r) != 1 || !errors.Is(r[0].Err, core.ErrNotHeld) {
 		t.Fatalf("Extend by the holder whose lease ran out: %+v, want one ErrNotHeld", r)
 	}
@@ -87,7 +88,7 @@ func staleWrongToken(t *testing.T, h Harness) {
 	if err := f.s.Release(f.ctx, l.Key, other); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Release with another token: %v, want ErrNotHeld", err)
 	}
-	if r := f.s.Extend(f.ctx, []core.Lease{{Key: l.Key, Token: other, TTL: h.long()}}); len(r) != 1 || !errors.Is(r[0].Err, core.ErrNotHeld) {
+	if r := f.s.Extend(f.ctx, []store.Lease{{Key: l.Key, Token: other, TTL: h.long()}}); len(r) != 1 || !errors.Is(r[0].Err, core.ErrNotHeld) {
 		t.Fatalf("Extend with another token: %+v, want one ErrNotHeld", r)
 	}
 	if _, err := f.s.TTL(f.ctx, l.Key, other); !errors.Is(err, core.ErrNotHeld) {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rows, err := runAll(ctx, core.NewLocker(core.NewMemoryStore()))
+	rows, err := runAll(ctx, core.NewLocker(memorystore.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestDemo(t *testing.T) {
 func TestDemoReplay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rows, err := runReplay(ctx, core.NewLocker(core.NewMemoryStore()))
+	rows, err := runReplay(ctx, core.NewLocker(memorystore.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestDemoMetrics(t *testing.T) {
 	m := newMeter()
 	httpTelemetry = m.telemetry()
 	defer func() { httpTelemetry = nil }()
-	if _, err := runAll(ctx, core.NewLocker(core.NewMemoryStore(), core.WithTelemetry(*httpTelemetry))); err != nil {
+	if _, err := runAll(ctx, core.NewLocker(memorystore.New(), core.WithTelemetry(*httpTelemetry))); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder

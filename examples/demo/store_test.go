@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // DATABASE_URL picks Postgres before anything else; without it the store
@@ -17,7 +17,7 @@ func TestOpenStorePicksByEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeStore()
-	if _, ok := s.(*core.MemoryStore); !ok || !strings.Contains(which, "memory") {
+	if _, ok := s.(*memorystore.Store); !ok || !strings.Contains(which, "memory") {
 		t.Fatalf("without DATABASE_URL or REDIS_URL: %T, %q; want the memory store", s, which)
 	}
 	// Nothing listens on port 1: the pick is Postgres, and it says it

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 type userKey struct{}
@@ -20,7 +21,7 @@ type userKey struct{}
 func main() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true, DialerRetries: 1})
 	once := httplock.New(httplock.Config{
-		Locker:      core.NewLocker(core.NewRedisStore(rdb)),
+		Locker:      core.NewLocker(redisstore.New(rdb)),
 		Key:         httplock.Join(httplock.FromContext(userKey{}), httplock.IdempotencyKey()),
 		KeyRequired: true,                     // no Idempotency-Key: 400, never run unlocked
 		Replay:      &httplock.ReplayConfig{}, // a retry gets the first response again

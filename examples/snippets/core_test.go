@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 func TestCoreSnippetsRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	locker := core.NewLocker(core.NewMemoryStore())
+	locker := core.NewLocker(memorystore.New())
 
 	if err := Do(ctx, locker, "o-1"); err != nil {
 		t.Errorf("Do: %v", err)

@@ -7,12 +7,13 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/examples/snippets"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // The README's net/http routes on the memory store: a payment retried with
 // the same Idempotency-Key gets the first answer, replayed.
 func ExampleNetHTTP() {
-	srv := httptest.NewServer(snippets.NetHTTP(core.NewLocker(core.NewMemoryStore())))
+	srv := httptest.NewServer(snippets.NetHTTP(core.NewLocker(memorystore.New())))
 	defer srv.Close()
 	for range 2 {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/payments", nil)

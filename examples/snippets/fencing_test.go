@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // TestAccountRefusesAnOlderHolder: the second holder's fence is higher, so
@@ -14,7 +15,7 @@ import (
 func TestAccountRefusesAnOlderHolder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	locker := core.NewLocker(core.NewMemoryStore())
+	locker := core.NewLocker(memorystore.New())
 	acct := &Account{}
 
 	first, err := locker.TryObtain(ctx, "account:42")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // frameworks are the README's four framework sections.
@@ -60,7 +61,7 @@ func post(t *testing.T, url, user, idemKey string) answer {
 func TestFrameworkSnippetsDoWhatTheREADMESays(t *testing.T) {
 	for _, fw := range frameworks {
 		t.Run(fw.name, func(t *testing.T) {
-			srv := httptest.NewServer(fw.mux(core.NewLocker(core.NewMemoryStore())))
+			srv := httptest.NewServer(fw.mux(core.NewLocker(memorystore.New())))
 			defer srv.Close()
 			defer srv.Client().CloseIdleConnections()
 			defer http.DefaultClient.CloseIdleConnections()
@@ -97,7 +98,7 @@ func TestFrameworkSnippetsDoWhatTheREADMESays(t *testing.T) {
 // another body gets 422.
 func TestReplayOptionsIgnoreTheQuery(t *testing.T) {
 	mux := http.NewServeMux()
-	mux.Handle("POST /payments", auth(ReplayOptions(core.NewLocker(core.NewMemoryStore()))(http.HandlerFunc(pay))))
+	mux.Handle("POST /payments", auth(ReplayOptions(core.NewLocker(memorystore.New()))(http.HandlerFunc(pay))))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	defer http.DefaultClient.CloseIdleConnections()

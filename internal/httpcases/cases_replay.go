@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/httplock"
 )
 
@@ -67,7 +68,7 @@ func (p *Probe) Order(w http.ResponseWriter, r *http.Request) {
 
 // keepsRecords skips a replay case on a store that cannot keep records.
 func keepsRecords(e *Env) {
-	if _, ok := e.Backend.Store.(core.Recorder); !ok {
+	if _, ok := e.Backend.Store.(store.Recorder); !ok {
 		e.T.Skip("this store keeps no records: replay is refused at configuration")
 	}
 }
@@ -313,7 +314,7 @@ func replayRequestTooLarge(e *Env) {
 // A store that keeps no records (Redlock) is refused when the middleware
 // is built, not found out per request.
 func replayRefusedWithoutRecords(e *Env) {
-	if _, ok := e.Backend.Store.(core.Recorder); ok {
+	if _, ok := e.Backend.Store.(store.Recorder); ok {
 		e.T.Skip("this store keeps records")
 	}
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/httplock"
 )
 
@@ -266,7 +267,7 @@ type spanSpy struct {
 	releases []trace.SpanID
 }
 
-func (s *spanSpy) Acquire(ctx context.Context, lease core.Lease) (core.Grant, error) {
+func (s *spanSpy) Acquire(ctx context.Context, lease store.Lease) (store.Grant, error) {
 	s.mu.Lock()
 	s.acquires = append(s.acquires, trace.SpanContextFromContext(ctx).SpanID())
 	s.mu.Unlock()

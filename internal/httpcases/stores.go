@@ -10,6 +10,9 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // Backend is one open lock store for one test.
@@ -50,7 +53,7 @@ type Store struct {
 // Stores is every store the end-to-end cases and benchmarks run against.
 var Stores = []Store{
 	{Name: "memory", Open: func(testing.TB) Backend {
-		s := core.NewMemoryStore()
+		s := memorystore.New()
 		return Backend{Store: s, Vanish: s.Delete}
 	}},
 	{Name: "redis", Open: OpenRedis},
@@ -58,12 +61,12 @@ var Stores = []Store{
 	{Name: "cluster", Shared: clusterPool, NoBench: true},
 }
 
-// OpenRedis starts a redis-server for tb and returns a RedisStore over it.
+// OpenRedis starts a redis-server for tb and returns a Redis store over it.
 func OpenRedis(tb testing.TB) Backend {
 	srv := redistest.Start(tb)
 	c := srv.Client(tb)
 	return Backend{
-		Store:  core.NewRedisStore(c),
+		Store:  redisstore.New(c),
 		Client: c,
 		Vanish: func(k string) { c.Del(context.Background(), k) },
 		Down:   srv.Kill,
@@ -75,7 +78,7 @@ func OpenRedis(tb testing.TB) Backend {
 	}
 }
 
-// OpenRedlock starts five redis-servers for tb and returns a RedlockStore
+// OpenRedlock starts five redis-servers for tb and returns a Redlock store
 // over them. Down and Hang take three of the five, a majority, away.
 func OpenRedlock(tb testing.TB) Backend {
 	srvs := redistest.StartN(tb, 5)
@@ -87,7 +90,7 @@ func OpenRedlock(tb testing.TB) Backend {
 		// A node timeout that a machine loaded by parallel tests under the
 		// race detector does not run past; the cases that hang the store
 		// bound each attempt with StoreTimeout instead.
-		Store:      core.NewRedlockStore(clients...).WithNodeTimeout(time.Second),
+		Store:      redlock.New(clients...).WithNodeTimeout(time.Second),
 		SplitVotes: true,
 		Vanish: func(k string) {
 			for _, c := range clients {
@@ -145,7 +148,7 @@ func clusterPool(parent testing.TB) func(tb testing.TB) Backend {
 		})
 		cc := c.Client(tb)
 		return Backend{
-			Store:  core.NewRedisStore(cc),
+			Store:  redisstore.New(cc),
 			Vanish: func(k string) { cc.Del(context.Background(), k) },
 			Down: func() {
 				down = true

@@ -19,6 +19,8 @@ import (
 	"github.com/reqlock/reqlock/core/storetest"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // Single is one redis-server per test, so that Writes counts that test's
@@ -27,7 +29,7 @@ func Single() storetest.Harness {
 	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			c := redistest.Start(t).Client(t)
-			s := core.NewRedisStore(c)
+			s := redisstore.New(c)
 			servers.Store(s, c)
 			t.Cleanup(func() { servers.Delete(s) })
 			return closable(t, s, c)
@@ -38,7 +40,7 @@ func Single() storetest.Harness {
 			via := redis.NewClient(redistest.ClientOptions(p.Addr()))
 			t.Cleanup(func() { _ = via.Close() })
 			direct := srv.Client(t)
-			return storetest.Slow{Store: core.NewRedisStore(via), Hold: func(t testing.TB, _ string) func() {
+			return storetest.Slow{Store: redisstore.New(via), Hold: func(t testing.TB, _ string) func() {
 				return holdNext(t, []*faultproxy.Proxy{p}, []redis.UniversalClient{direct})
 			}}
 		},
@@ -54,7 +56,7 @@ func Cluster(run *testing.T) storetest.Harness {
 	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			cc := cl.Client(t)
-			return closable(t, core.NewRedisStore(cc), cc)
+			return closable(t, redisstore.New(cc), cc)
 		},
 		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
@@ -66,7 +68,7 @@ func Cluster(run *testing.T) storetest.Harness {
 			opts.Dialer = viaProxies(proxies)
 			via := redis.NewClusterClient(opts)
 			t.Cleanup(func() { _ = via.Close() })
-			return storetest.Slow{Store: core.NewRedisStore(via), Hold: func(t testing.TB, key string) func() {
+			return storetest.Slow{Store: redisstore.New(via), Hold: func(t testing.TB, key string) func() {
 				_, owner := cl.KeyOwner(t, key)
 				return holdNext(t, []*faultproxy.Proxy{proxies[owner.Addr]}, []redis.UniversalClient{owner.Client(t)})
 			}}
@@ -82,7 +84,7 @@ func Sentinel(run *testing.T) storetest.Harness {
 	return storetest.Harness{
 		New: func(t testing.TB) core.Store {
 			c := sn.Client(t)
-			return closable(t, core.NewRedisStore(c), c)
+			return closable(t, redisstore.New(c), c)
 		},
 		Close: closeClients,
 		Slow: func(t testing.TB) storetest.Slow {
@@ -94,7 +96,7 @@ func Sentinel(run *testing.T) storetest.Harness {
 			opts.Dialer = viaProxies(proxies)
 			via := redis.NewFailoverClient(opts)
 			t.Cleanup(func() { _ = via.Close() })
-			return storetest.Slow{Store: core.NewRedisStore(via), Hold: func(t testing.TB, _ string) func() {
+			return storetest.Slow{Store: redisstore.New(via), Hold: func(t testing.TB, _ string) func() {
 				master, err := sn.Master(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -120,13 +122,13 @@ func Redlock(run *testing.T) storetest.Harness {
 				t.Cleanup(func() { _ = c.Close() })
 				proxies, via, direct = append(proxies, p), append(via, c), append(direct, s.Client(t))
 			}
-			return storetest.Slow{Store: core.NewRedlockStore(via...).WithNodeTimeout(time.Second), Hold: func(t testing.TB, _ string) func() {
+			return storetest.Slow{Store: redlock.New(via...).WithNodeTimeout(time.Second), Hold: func(t testing.TB, _ string) func() {
 				return holdNext(t, proxies, direct)
 			}}
 		},
 		Waive: map[string]string{
 			"fences": "Redlock's fences come from several nodes' counters and the acquirers' clocks, " +
-				"and only almost always grow (see RedlockStore)",
+				"and only almost always grow (see redlock.Store)",
 			"lines/served-in-turn":        "a Redlock release hands the lock to nobody: each node would pick its own head",
 			"lines/leave-passes-turn":     "a Redlock release hands the lock to nobody, so there is no turn to pass on",
 			"lines/locker-served-in-turn": "a Redlock release tells every waiter, and the fastest wins",
@@ -150,7 +152,7 @@ func sharedRedlock(run *testing.T) func(testing.TB) core.Store {
 		// The contract is about answers, not latency: a generous node
 		// timeout keeps a -race run on two loaded cores from timing out
 		// every node at once.
-		return closable(t, core.NewRedlockStore(clients...).WithNodeTimeout(time.Second), clients...)
+		return closable(t, redlock.New(clients...).WithNodeTimeout(time.Second), clients...)
 	}
 }
 

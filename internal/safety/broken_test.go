@@ -9,8 +9,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Deliberately broken locks. Each runs a workload the real lock passes, and
@@ -23,11 +25,11 @@ type ignoresNX struct {
 	rc *redis.Client
 }
 
-func (s ignoresNX) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+func (s ignoresNX) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	g, err := s.Store.Acquire(ctx, l)
 	if errors.Is(err, core.ErrNotObtained) {
 		if err := s.rc.Del(ctx, l.Key).Err(); err != nil {
-			return core.Grant{}, err
+			return store.Grant{}, err
 		}
 		return s.Store.Acquire(ctx, l)
 	}
@@ -52,13 +54,13 @@ type inflated struct {
 	k time.Duration
 }
 
-func (s inflated) Acquire(ctx context.Context, l core.Lease) (core.Grant, error) {
+func (s inflated) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
 	g, err := s.Store.Acquire(ctx, l)
 	g.Validity *= s.k
 	return g, err
 }
 
-func (s inflated) Extend(ctx context.Context, ls []core.Lease) []core.Renewal {
+func (s inflated) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
 	rs := s.Store.Extend(ctx, ls)
 	for i := range rs {
 		rs[i].Validity *= s.k
@@ -73,7 +75,7 @@ func brokenIgnoresNX(t *testing.T) {
 	r := newRun(t, false)
 	for range 3 {
 		rc := client(t, srv.Addr)
-		r.worker(locker(ignoresNX{core.NewRedisStore(rc), rc}, time.Second), RandomPause(2*time.Millisecond))
+		r.worker(locker(ignoresNX{redisstore.New(rc), rc}, time.Second), RandomPause(2*time.Millisecond))
 	}
 	r.start()
 	r.finish("acquire ignores NX; account skips the fence check", "redis", expect{
@@ -89,7 +91,7 @@ func brokenBlindRelease(t *testing.T) {
 	const ttl = 200 * time.Millisecond
 	for range 4 {
 		rc := client(t, srv.Addr)
-		r.worker(noWatchdog(blindRelease{core.NewRedisStore(rc), rc}, ttl), overrun(ttl, 3))
+		r.worker(noWatchdog(blindRelease{redisstore.New(rc), rc}, ttl), overrun(ttl, 3))
 	}
 	r.start()
 	r.finish("release deletes without the token check", "redis", expect{
@@ -105,8 +107,8 @@ func brokenInflatedValidity(t *testing.T) {
 	r := newRun(t, true)
 	const ttl = 300 * time.Millisecond
 	p := faultproxy.Start(t, srv.Addr)
-	a := r.worker(locker(inflated{core.NewRedisStore(client(t, p.Addr())), 4}, ttl), longHold(ttl))
-	r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
+	a := r.worker(locker(inflated{redisstore.New(client(t, p.Addr())), 4}, ttl), longHold(ttl))
+	r.worker(locker(redisstore.New(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
 	r.start()
 	r.faultsUntilDone(func() { cutOff(r, p, a, 2*ttl) })
 	r.finish("watchdog trusts a renewal 4× too long", "redis", expect{

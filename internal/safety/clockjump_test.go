@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Clock jumps: a server whose wall clock steps ahead expires every key at
@@ -80,8 +80,8 @@ func redisClockJumpAhead(t *testing.T) {
 	clock := shiftedClock(t, 1)
 	srv := redistest.StartEnv(t, clock.Env())
 	r := newRun(t, true)
-	a := r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), time.Second), func() time.Duration { return 2 * time.Second })
-	b := r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
+	a := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), func() time.Duration { return 2 * time.Second })
+	b := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
 	b.ObtainTimeout = 20 * time.Millisecond // asks afresh rather than wait out the lease Redis reported
 	r.start()
 	r.faultsUntilDone(func() {
@@ -110,8 +110,8 @@ func redisClockStepBack(t *testing.T, counterLost bool) {
 	srv := redistest.StartEnv(t, clock.Env())
 	admin := srv.Client(t)
 	r := newRun(t, true)
-	a := r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
-	b := r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
+	a := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
+	b := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
 	b.ObtainTimeout = 20 * time.Millisecond
 	r.start()
 	if !r.heldBy(a) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // crashed starts one Redis and three workers: g1 holds for holdFor at a
@@ -16,9 +17,9 @@ import (
 func crashed(t *testing.T, ttl, holdFor time.Duration) (*run, *redistest.Server, *Worker) {
 	srv := redistest.Start(t)
 	r := newRun(t, true)
-	a := r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), ttl), func() time.Duration { return holdFor })
+	a := r.worker(locker(redisstore.New(client(t, srv.Addr)), ttl), func() time.Duration { return holdFor })
 	for range 2 {
-		r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
+		r.worker(locker(redisstore.New(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
 	}
 	r.start()
 	return r, srv, a
@@ -69,7 +70,7 @@ func processPause(t *testing.T) {
 	r := newRun(t, true)
 	const ttl = 500 * time.Millisecond
 	for range 2 {
-		r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
+		r.worker(locker(redisstore.New(client(t, srv.Addr)), ttl), RandomPause(2*time.Millisecond))
 	}
 	r.start()
 

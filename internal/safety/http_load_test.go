@@ -15,6 +15,7 @@ import (
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/internal/safety/httpload"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Goroutines and heap after a run, once its connections are closed, are
@@ -155,7 +156,7 @@ func httpFaults(t *testing.T, f httpFault) {
 	opts.PoolSize = 8
 	proxied := redis.NewClient(opts)
 	t.Cleanup(func() { _ = proxied.Close() })
-	l := core.NewLocker(core.NewRedisStore(proxied), core.WithLogger(quiet), core.WithTTL(faultLease), core.WithRetry(fastRetry))
+	l := core.NewLocker(redisstore.New(proxied), core.WithLogger(quiet), core.WithTTL(faultLease), core.WithRetry(fastRetry))
 	h := newHTTPRun(t, f.name+", requests in flight, 4 frameworks", "redis (fault proxy)")
 	h.faults = true
 	tr := httpload.NewTracker()

@@ -12,6 +12,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/internal/safety/httpload"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // httpRow is one line of the HTTP table: what reached the handler, what
@@ -143,9 +145,9 @@ type httpStore struct {
 // openStore opens a fresh store by name: "memory" or "redis".
 func openStore(t *testing.T, name string) httpStore {
 	if name == "memory" {
-		return httpStore{name: name, store: core.NewMemoryStore()}
+		return httpStore{name: name, store: memorystore.New()}
 	}
 	srv := redistest.Start(t)
 	c := client(t, srv.Addr)
-	return httpStore{name: name, store: core.NewRedisStore(c), srv: srv, direct: c}
+	return httpStore{name: name, store: redisstore.New(c), srv: srv, direct: c}
 }

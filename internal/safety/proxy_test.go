@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Network faults between one holder and Redis, through the loopback fault
@@ -30,8 +30,8 @@ func proxied(t *testing.T) (*run, *faultproxy.Proxy, *Worker) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr)
 	r := newRun(t, true)
-	a := r.worker(locker(core.NewRedisStore(client(t, p.Addr())), proxyTTL), longHold(proxyTTL))
-	r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), proxyTTL), RandomPause(2*time.Millisecond))
+	a := r.worker(locker(redisstore.New(client(t, p.Addr())), proxyTTL), longHold(proxyTTL))
+	r.worker(locker(redisstore.New(client(t, srv.Addr)), proxyTTL), RandomPause(2*time.Millisecond))
 	r.start()
 	return r, p, a
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // Redlock over five masters: each worker has its own five clients.
@@ -20,7 +21,7 @@ func redlockStore(t *testing.T, servers []*redistest.Server) core.Store {
 	for i, s := range servers {
 		cs[i] = client(t, s.Addr)
 	}
-	return core.NewRedlockStore(cs...)
+	return redlock.New(cs...)
 }
 
 func addrs(servers []*redistest.Server) []string {

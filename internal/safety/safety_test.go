@@ -7,6 +7,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // TestSafety runs every scenario and prints the table. Each subtest states
@@ -92,7 +94,7 @@ func overrun(ttl time.Duration, every int) func() time.Duration {
 
 func memoryNoFaults(t *testing.T) {
 	r := newRun(t, true)
-	store := core.NewMemoryStore()
+	store := memorystore.New()
 	for range 4 {
 		r.worker(locker(store, time.Second), RandomPause(2*time.Millisecond))
 	}
@@ -104,7 +106,7 @@ func redisNoFaults(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newRun(t, true)
 	for range 3 {
-		r.worker(locker(core.NewRedisStore(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
+		r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
 	}
 	r.start()
 	for i := range 2 {
@@ -123,7 +125,7 @@ func redisOverrun(t *testing.T) {
 	r := newRun(t, true)
 	const ttl = 500 * time.Millisecond // a margin of 7ms between Lost() and the key's expiry in Redis
 	for range 3 {
-		r.worker(noWatchdog(core.NewRedisStore(client(t, srv.Addr)), ttl), overrun(ttl, 3))
+		r.worker(noWatchdog(redisstore.New(client(t, srv.Addr)), ttl), overrun(ttl, 3))
 	}
 	r.start()
 	r.finish("holder pauses past its lease", "redis", expect{refused: must, lateLost: never})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Redis Cluster and Sentinel.
@@ -27,8 +28,8 @@ func clusterClient(t *testing.T, c *redistest.Cluster) *redis.ClusterClient {
 func clustered(t *testing.T) (*run, *redistest.Cluster, *Worker, int, *redistest.Server) {
 	c := redistest.StartCluster(t, 3)
 	r := newRun(t, true)
-	a := r.worker(locker(core.NewRedisStore(clusterClient(t, c)), topologyTTL), longHold(topologyTTL))
-	r.worker(locker(core.NewRedisStore(clusterClient(t, c)), topologyTTL), RandomPause(2*time.Millisecond))
+	a := r.worker(locker(redisstore.New(clusterClient(t, c)), topologyTTL), longHold(topologyTTL))
+	r.worker(locker(redisstore.New(clusterClient(t, c)), topologyTTL), RandomPause(2*time.Millisecond))
 	skey, err := a.Locker.StoreKey(r.key)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func sentinelFailoverAcked(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	r := newRun(t, true)
 	store := func() core.Store {
-		return core.NewRedisStore(sn.Client(t)).WithReplicaAcks(1, 50*time.Millisecond)
+		return redisstore.New(sn.Client(t)).WithReplicaAcks(1, 50*time.Millisecond)
 	}
 	a := r.worker(locker(store(), topologyTTL), longHold(topologyTTL))
 	r.worker(locker(store(), topologyTTL), RandomPause(2*time.Millisecond))
@@ -142,8 +143,8 @@ func sentinelFailoverUnacked(t *testing.T) {
 		return 0
 	}
 	const lease = 30 * time.Second
-	a := r.worker(noWatchdog(core.NewRedisStore(sn.Client(t)), lease), holdUntilTaken)
-	b := r.worker(locker(core.NewRedisStore(sn.Client(t)), topologyTTL), RandomPause(2*time.Millisecond))
+	a := r.worker(noWatchdog(redisstore.New(sn.Client(t)), lease), holdUntilTaken)
+	b := r.worker(locker(redisstore.New(sn.Client(t)), topologyTTL), RandomPause(2*time.Millisecond))
 
 	// Cut the replica off: stopped, so that it cannot reconnect, and its
 	// link dropped, so that nothing more is sent on it.

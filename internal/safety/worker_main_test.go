@@ -11,6 +11,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/redisstore"
+	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // workerEnv carries a worker process's configuration, as JSON.
@@ -21,7 +23,7 @@ type workerConfig struct {
 	Name    string        `json:"name"`
 	Key     string        `json:"key"`
 	Account string        `json:"account"` // the account's URL
-	Redis   []string      `json:"redis"`   // one address: RedisStore; more: RedlockStore
+	Redis   []string      `json:"redis"`   // one address: redisstore.Store; more: redlock.Store
 	TTL     time.Duration `json:"ttl"`
 	Pause   time.Duration `json:"pause"` // the longest pause between read and write
 	Ops     int           `json:"ops"`
@@ -45,9 +47,9 @@ func workerMain(cfg string) int {
 	}
 	var store core.Store
 	if len(clients) == 1 {
-		store = core.NewRedisStore(clients[0])
+		store = redisstore.New(clients[0])
 	} else {
-		store = core.NewRedlockStore(clients...)
+		store = redlock.New(clients...)
 	}
 	acct := NewAccountClient(c.Account)
 	defer acct.Close()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/pgstore/fence"
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
@@ -18,7 +19,7 @@ func Example() {
 	db := exampleDB()
 	defer db.Close()
 
-	locker := core.NewLocker(core.NewMemoryStore()) // Redis in a real service
+	locker := core.NewLocker(memorystore.New()) // Redis in a real service
 	lk, _ := locker.Obtain(ctx, "order-42")
 	defer lk.Release(ctx)
 

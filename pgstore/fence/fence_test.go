@@ -13,6 +13,7 @@ import (
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/pgstore/fence"
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -61,7 +62,7 @@ func pay(ctx context.Context, db *sql.DB, lk *core.Lock) error {
 func TestStaleRedisHolderIsRefused(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	locker := core.NewLocker(core.NewRedisStore(redistest.Start(t).Client(t)),
+	locker := core.NewLocker(redisstore.New(redistest.Start(t).Client(t)),
 		core.WithTTL(200*time.Millisecond), core.WithoutWatchdog())
 	old, err := locker.Obtain(ctx, "order-42")
 	if err != nil {

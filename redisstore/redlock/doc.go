@@ -1,7 +1,7 @@
 // Package redlock keeps reqlock's locks on several independent Redis
 // masters, the Redlock algorithm: a lock is held when a majority of the
-// masters granted it within its validity. It is core's RedlockStore
-// (core.NewRedlockStore is New).
+// masters granted it within its validity. Build a store with New and hand
+// it to core.NewLocker.
 //
 // Every operation goes to all masters at once, one script per master (the
 // scripts of package redisstore), each bounded by the node timeout; an

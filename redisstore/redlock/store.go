@@ -62,7 +62,7 @@ const DefaultNodeTimeout = 100 * time.Millisecond
 // the next fence smaller than the last: with Redlock the fence orders holders
 // almost always but is NOT a safe fencing token across node failures or
 // clock trouble. Where a resource must reject stale writers for certain, use
-// one RedisStore, whose fences come from one counter, or a store of record
+// one Redis store, whose fences come from one counter, or a store of record
 // that issues its own.
 //
 // Safety needs the "delayed restart" rule: a node that crashed must not
@@ -87,12 +87,12 @@ type Store struct {
 // (which would count one node twice toward the quorum).
 func New(clients ...redis.UniversalClient) *Store {
 	if len(clients) == 0 {
-		panic("reqlock: NewRedlockStore: no clients")
+		panic("reqlock: redlock.New: no clients")
 	}
 	s := &Store{quorum: len(clients)/2 + 1, nodeTimeout: DefaultNodeTimeout, late: &lateGrants{}}
 	for i, c := range clients {
 		if slices.Contains(clients[:i], c) {
-			panic(fmt.Sprintf("reqlock: NewRedlockStore: client %d is passed twice", i))
+			panic(fmt.Sprintf("reqlock: redlock.New: client %d is passed twice", i))
 		}
 		n := node.New(c)
 		node.WakeEveryone(n) // no line on the nodes: every release tells every listener

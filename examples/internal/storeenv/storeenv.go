@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 // Open returns the store, a line that says which one it is, and a func that
@@ -19,7 +21,7 @@ import (
 func Open() (core.Store, string, func(), error) {
 	url := os.Getenv("REDIS_URL")
 	if url == "" {
-		return core.NewMemoryStore(), "memory store (set REDIS_URL to use Redis)", func() {}, nil
+		return memorystore.New(), "memory store (set REDIS_URL to use Redis)", func() {}, nil
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -38,5 +40,5 @@ func Open() (core.Store, string, func(), error) {
 		_ = c.Close()
 		return nil, "", nil, fmt.Errorf("redis at %s: %w", opt.Addr, err)
 	}
-	return core.NewRedisStore(c), "Redis at " + opt.Addr, func() { _ = c.Close() }, nil
+	return redisstore.New(c), "Redis at " + opt.Addr, func() { _ = c.Close() }, nil
 }

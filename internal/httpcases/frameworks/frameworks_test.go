@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
 // TestServeLocksPerUser checks each framework's wiring on its own: the
@@ -19,7 +20,7 @@ import (
 func TestServeLocksPerUser(t *testing.T) {
 	for _, fw := range frameworks.All {
 		t.Run(fw.Name, func(t *testing.T) {
-			l := core.NewLocker(core.NewMemoryStore())
+			l := core.NewLocker(memorystore.New())
 			inside, release := make(chan struct{}), make(chan struct{})
 			var once sync.Once
 			url := fw.Serve(t, []httpcases.Route{{

@@ -10,6 +10,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/redistest"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
 )
 
 func TestShape(t *testing.T) {
@@ -100,7 +102,7 @@ func TestCountJustifies409(t *testing.T) {
 // TestHostileSmoke sends a few hostile requests through every framework
 // over the memory store; the safety suite sends many, over Redis too.
 func TestHostileSmoke(t *testing.T) {
-	l := core.NewLocker(core.NewMemoryStore(), core.WithLogger(quiet))
+	l := core.NewLocker(memorystore.New(), core.WithLogger(quiet))
 	for _, fw := range Frameworks {
 		t.Run(fw.Name, func(t *testing.T) {
 			tr := NewTracker()
@@ -129,7 +131,7 @@ func TestKeyShapeMatchesWhatALockerWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := redistest.Start(t).Client(t)
-	l := core.NewLocker(core.NewRedisStore(c), core.WithTTL(2*time.Second))
+	l := core.NewLocker(redisstore.New(c), core.WithTTL(2*time.Second))
 	seen := map[string]bool{}
 	look := func() {
 		t.Helper()

@@ -23,7 +23,7 @@ func TestAcquireLayoutsShareOneScript(t *testing.T) {
 }
 
 // The record look-up now runs before acquire.lua checks the fence floor.
-// The only caller that sends a floor is RedlockStore, and it never asks
+// The only caller that sends a floor is redlock.Store, and it never asks
 // for the record: its floors still meet the check, plain and in line.
 // A waiter that asked with a bad floor would get the record instead of
 // the error; nothing sends that.

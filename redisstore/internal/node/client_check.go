@@ -44,7 +44,7 @@ func mayResend(c redis.UniversalClient) bool {
 }
 
 // warnedClients holds the clients already warned about, so that a client
-// shared by several stores (a RedlockStore, a store per Locker) is named
+// shared by several stores (a Redlock store, a store per Locker) is named
 // once. It lets go of a client once the client is collected.
 var warnedClients perclient.Map[struct{}]
 

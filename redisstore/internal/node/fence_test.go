@@ -10,7 +10,7 @@ import (
 	"github.com/reqlock/reqlock/internal/redistest"
 )
 
-// A caller's fence floor (RedlockStore's clock) that is not a plain number
+// A caller's fence floor (redlock.Store's clock) that is not a plain number
 // of at most 19 digits is refused before anything is taken.
 func TestAcquireRefusesAbsurdFloor(t *testing.T) {
 	c := redistest.Start(t).Client(t)

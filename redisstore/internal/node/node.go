@@ -114,7 +114,7 @@ type Node struct {
 	resent     *resentTokens
 	markAlways bool
 	// store.WakeAll: a release with nobody in line tells every listener anyway
-	// (a RedlockStore's node: its waiters do not queue).
+	// (a Redlock store's node: its waiters do not queue).
 	wakeAll bool
 }
 
@@ -123,7 +123,7 @@ type Node struct {
 // ContextTimeoutEnabled.
 func New(c redis.UniversalClient) *Node {
 	if c == nil {
-		panic("reqlock: NewRedisStore: nil client")
+		panic("reqlock: redisstore.New: nil client")
 	}
 	warnIfIgnoresDeadlines(c)
 	n := &Node{c: c, d: scriptDoer(c), resends: mayResend(c), resent: &resentTokens{}}
@@ -163,7 +163,7 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool, wait
 }
 
 // acquireLean runs acquire_lean.lua, and acquire.lua when it answers
-// "again"; floor is RedlockStore's clock, or nil. resent: a copy may still
+// "again"; floor is redlock.Store's clock, or nil. resent: a copy may still
 // be on its way (see sendAcquire).
 func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (a acquireAnswer, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
@@ -265,7 +265,7 @@ func recordArgs(l store.Lease, ttl, fttl any, extra int) []any {
 }
 
 // queuedArgs is acquire.lua's argument list for a waiter in line; floor is
-// RedlockStore's clock, or "".
+// redlock.Store's clock, or "".
 func queuedArgs(l store.Lease, ttl, fttl any, floor any, waiter string, withRecord bool) []any {
 	flag := ""
 	if withRecord {
