@@ -7,8 +7,8 @@
 // scripts of package redisstore), each bounded by the node timeout; an
 // acquire that wins no majority, or wins it too late, is cancelled on every
 // master, including the ones whose answer has not come yet. Fences are the
-// greatest any master handed out, each floored by this process's clock, so
-// that fences from different masters are comparable.
+// greatest any master handed out, each at least this process's clock in
+// µs, so that fences from different masters are comparable.
 //
 // It implements Canceler, Waker (a release tells every waiter; nobody is
 // handed the lock, since one master's hand-off is no majority) and

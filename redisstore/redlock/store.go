@@ -158,10 +158,10 @@ type nodeAcquire struct {
 	err       error
 }
 
-// acquireOn runs the acquire script on one node with our clock as the
-// fence's floor (see node.AcquireAbove).
-func acquireOn(ctx context.Context, n *node.Node, l store.Lease, floor any, waiter string) nodeAcquire {
-	fence, remaining, err := node.AcquireAbove(ctx, n, l, floor, waiter)
+// acquireOn runs the acquire script on one node with our clock for the
+// fence (see node.AcquireAbove).
+func acquireOn(ctx context.Context, n *node.Node, l store.Lease, clock any, waiter string) nodeAcquire {
+	fence, remaining, err := node.AcquireAbove(ctx, n, l, clock, waiter)
 	switch {
 	case err != nil:
 		return nodeAcquire{err: err}
@@ -184,7 +184,7 @@ func (s *Store) acquire(ctx context.Context, l store.Lease, waiter string) (_ st
 		return store.Grant{}, err // the calls would outlive ctx: do not start them
 	}
 	start := time.Now()
-	floor := any(strconv.FormatInt(start.UnixMicro(), 10)) // formatted once for all nodes
+	clock := any(strconv.FormatInt(start.UnixMicro(), 10)) // formatted once for all nodes
 	budget, timeout := s.budget(l.TTL)
 	lg := s.late.track(l.Key, l.Token, len(s.nodes))
 	var lines *lineJoins
@@ -194,7 +194,7 @@ func (s *Store) acquire(ctx context.Context, l store.Lease, waiter string) (_ st
 	}
 	answers := fanOutUntil(ctx, s.nodes, timeout,
 		func(ctx context.Context, n *node.Node) nodeAcquire {
-			a := acquireOn(ctx, n, l, floor, waiter)
+			a := acquireOn(ctx, n, l, clock, waiter)
 			if s.late.acquired(lg, slices.Index(s.nodes, n), a.err == nil && !a.taken) {
 				s.takeBack(n, l.Key, l.Token)
 			}

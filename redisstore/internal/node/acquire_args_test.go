@@ -117,6 +117,26 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		}
 	})
 
+	// The first acquire had the script read the server's clock; the next
+	// ones send the clock as the store reckons it from that reading.
+	t.Run("clock", func(t *testing.T) {
+		l := store.Lease{Key: "reqlock:{args-clock}", Token: "t1", TTL: ttl}
+		g, err := s.Acquire(ctx, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, argv := calls.last(t)
+		equalStrings(t, "keys", keys, keysOf(l.Key, l.Token))
+		if len(argv) != 4 {
+			t.Fatalf("argv %q, want token, lease, fence lifetime, clock", argv)
+		}
+		equalStrings(t, "argv", argv[:3], []string{l.Token, lease, fence})
+		clock := clockArg(t, argv[3])
+		if g.Fence != uint64(clock) {
+			t.Errorf("fence %d, want the clock %d on a fresh counter", g.Fence, clock)
+		}
+	})
+
 	t.Run("record", func(t *testing.T) {
 		l := store.Lease{Key: "reqlock:{args-record}", Token: "t1", TTL: ttl}
 		if _, rec, err := s.AcquireOrRecord(ctx, l); err != nil || rec != nil {
@@ -124,7 +144,11 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		}
 		keys, argv := calls.last(t)
 		equalStrings(t, "keys", keys, keysOf(l.Key, l.Token, l.Key+recordSuffix))
-		equalStrings(t, "argv", argv, []string{l.Token, lease, fence})
+		equalStrings(t, "argv", argv[:min(3, len(argv))], []string{l.Token, lease, fence})
+		if len(argv) != 4 {
+			t.Fatalf("argv %q, want the clock last", argv)
+		}
+		clockArg(t, argv[3])
 		if err := s.ReleaseRecording(ctx, l.Key, l.Token, []byte("done"), time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -189,8 +213,17 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 				flag = "1"
 			}
 			keys, argv := calls.last(t)
-			equalStrings(t, "keys", keys, keysOf(w.Key, w.Token, w.Key+recordSuffix, w.Key+queueSuffix))
-			equalStrings(t, "argv", argv, []string{w.Token, lease, fence, "", "w1", fence, flag})
+			equalStrings(t, "keys", keys, keysOf(w.Key, w.Token, w.Key+recordSuffix, w.Key+queueSuffix, w.Key+lineSignSuffix))
+			if len(argv) != 7 {
+				t.Fatalf("argv %q, want 7", argv)
+			}
+			clockArg(t, argv[3])
+			equalStrings(t, "argv", []string{argv[0], argv[1], argv[2], argv[4], argv[5], argv[6]},
+				[]string{w.Token, lease, fence, "w1", fence, flag})
+		}
+		// The line's sign lives as long as the line.
+		if p, q := c.PTTL(ctx, l.Key+lineSignSuffix).Val(), c.PTTL(ctx, l.Key+queueSuffix).Val(); p <= ttl || p < q-time.Second {
+			t.Errorf("sign PTTL %v, line's %v", p, q)
 		}
 		// The line lives as long as a fence counter: longer than the lease.
 		if p := c.PTTL(ctx, l.Key+queueSuffix).Val(); p <= ttl || p > fenceTTL(ttl) {
@@ -201,8 +234,8 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		}
 	})
 
-	// A Redlock node's acquire (AcquireAbove), with the floor the Redlock
-	// store sends: its clock in microseconds, formatted.
+	// A Redlock node's acquire (AcquireAbove), with the clock the Redlock
+	// store sends: its own in microseconds, formatted.
 	t.Run("redlock", func(t *testing.T) {
 		r := New(c)
 		WakeEveryone(r)
@@ -216,15 +249,15 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 		keys, argv := calls.last(t)
 		equalStrings(t, "keys", keys, keysOf(l.Key, l.Token))
 		if len(argv) != 4 {
-			t.Fatalf("argv %q, want token, lease, fence lifetime, floor", argv)
+			t.Fatalf("argv %q, want token, lease, fence lifetime, clock", argv)
 		}
 		equalStrings(t, "argv", argv[:3], []string{l.Token, lease, fence})
-		floor, err := strconv.ParseInt(argv[3], 10, 64)
-		if err != nil || floor < before || floor > time.Now().UnixMicro() {
-			t.Errorf("floor %q, want our clock in microseconds", argv[3])
+		clock, err := strconv.ParseInt(argv[3], 10, 64)
+		if err != nil || clock < before || clock > time.Now().UnixMicro() {
+			t.Errorf("clock %q, want our clock in microseconds", argv[3])
 		}
-		if g.Fence != uint64(floor) {
-			t.Errorf("fence %d, want the floor %d on a fresh counter", g.Fence, floor)
+		if g.Fence != uint64(clock) {
+			t.Errorf("fence %d, want the clock %d on a fresh counter", g.Fence, clock)
 		}
 
 		w := store.Lease{Key: l.Key, Token: "~w2", TTL: ttl}
@@ -233,12 +266,12 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 			t.Fatalf("waiter: fence %d, %v, want the lock taken", got, err)
 		}
 		keys, argv = calls.last(t)
-		equalStrings(t, "waiter keys", keys, keysOf(w.Key, w.Token, w.Key+recordSuffix, w.Key+queueSuffix))
+		equalStrings(t, "waiter keys", keys, keysOf(w.Key, w.Token, w.Key+recordSuffix, w.Key+queueSuffix, w.Key+lineSignSuffix))
 		if len(argv) != 7 {
 			t.Fatalf("waiter argv %q, want 7", argv)
 		}
 		if _, err := strconv.ParseUint(argv[3], 10, 64); err != nil {
-			t.Errorf("waiter floor %q, want digits", argv[3])
+			t.Errorf("waiter clock %q, want digits", argv[3])
 		}
 		equalStrings(t, "waiter argv", []string{argv[0], argv[1], argv[2], argv[4], argv[5], argv[6]},
 			[]string{w.Token, lease, fence, "w2", fence, ""})
@@ -264,4 +297,19 @@ func TestAcquireArgumentListsFollowTheScriptLayout(t *testing.T) {
 			}
 		}
 	})
+}
+
+// clockArg checks that arg is a clock in µs as the store reckons the
+// server's: here, on one machine, within a few seconds of ours. "" is no
+// clock: the script reads the server's.
+func clockArg(t *testing.T, arg string) int64 {
+	t.Helper()
+	if arg == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(arg, 10, 64)
+	if d := time.Duration(v-time.Now().UnixMicro()) * time.Microsecond; err != nil || d < -5*time.Second || d > 5*time.Second {
+		t.Errorf("clock %q, want the server's in microseconds", arg)
+	}
+	return v
 }

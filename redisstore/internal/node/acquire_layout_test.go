@@ -22,15 +22,15 @@ func TestAcquireLayoutsShareOneScript(t *testing.T) {
 	}
 }
 
-// The record look-up now runs before acquire.lua checks the fence floor.
-// The only caller that sends a floor is redlock.Store, and it never asks
-// for the record: its floors still meet the check, plain and in line.
-// A waiter that asked with a bad floor would get the record instead of
-// the error; nothing sends that.
-func TestFloorStillCheckedWhereSent(t *testing.T) {
+// The record look-up now runs before acquire.lua checks the fence's clock.
+// The callers that send a clock (the store's reckoning of the server's,
+// redlock.Store's own) only send digits: a bad one still meets the check,
+// plain and in line. A waiter that asked with a bad clock would get the
+// record instead of the error; nothing sends that.
+func TestClockStillCheckedWhereSent(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	l := store.Lease{Key: "reqlock:{floor-check}", Token: "t", TTL: time.Second}
+	l := store.Lease{Key: "reqlock:{clock-check}", Token: "t", TTL: time.Second}
 	if err := c.Set(ctx, l.Key+recordSuffix, "done", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -40,15 +40,15 @@ func TestFloorStillCheckedWhereSent(t *testing.T) {
 		"in line": func() (scriptCall, []any) { return acquireQueuedCall, queuedArgs(l, ttl, fttl, "0123", "w", false) },
 	} {
 		call, a := args()
-		if _, err := acquireReply(run(ctx, c, call, a)); err == nil || !strings.Contains(err.Error(), "fence floor") {
-			t.Errorf("%s with a bad floor: %v; want the floor error", name, err)
+		if _, err := acquireReply(run(ctx, c, call, a)); err == nil || !strings.Contains(err.Error(), "fence clock") {
+			t.Errorf("%s with a bad clock: %v; want the clock error", name, err)
 		}
 	}
-	// Pinned: a waiter asking for the record with a bad floor is answered
-	// with the record (before the change: the floor error).
+	// Pinned: a waiter asking for the record with a bad clock is answered
+	// with the record (before the change: the clock error).
 	a, err := acquireReply(run(ctx, c, acquireQueuedCall, queuedArgs(l, ttl, fttl, "0123", "w", true)))
 	if err != nil || string(a.record) != "done" {
-		t.Errorf("in line with the record and a bad floor: %q, %v", a.record, err)
+		t.Errorf("in line with the record and a bad clock: %q, %v", a.record, err)
 	}
 	if n := c.Exists(ctx, l.Key, l.Key+queueSuffix).Val(); n != 0 {
 		t.Errorf("%d keys set up by rejected attempts", n)

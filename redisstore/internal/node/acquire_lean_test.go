@@ -108,23 +108,23 @@ func TestLeanAcquireFindsItsOwnToken(t *testing.T) {
 	}
 }
 
-// A Redlock floor of 16 digits (a clock in microseconds) goes through the
-// lean script; an odd one meets acquire.lua's check there too.
-func TestLeanAcquireFloors(t *testing.T) {
+// A clock of 16 digits (in microseconds) goes through the lean script; an
+// odd one meets acquire.lua's check there too.
+func TestLeanAcquireClocks(t *testing.T) {
 	s, c, ctx := leanFixture(t)
-	l := store.Lease{Key: "reqlock:{lean-floor}", Token: "t", TTL: time.Second}
-	floor := time.Now().UnixMicro()
-	fence, _, err := AcquireAbove(ctx, s, l, strconv.FormatInt(floor, 10), "")
-	if err != nil || fence != uint64(floor) {
-		t.Fatalf("fence %d, %v; want the floor %d", fence, err, floor)
+	l := store.Lease{Key: "reqlock:{lean-clock}", Token: "t", TTL: time.Second}
+	clock := time.Now().UnixMicro()
+	fence, _, err := AcquireAbove(ctx, s, l, strconv.FormatInt(clock, 10), "")
+	if err != nil || fence != uint64(clock) {
+		t.Fatalf("fence %d, %v; want the clock %d", fence, err, clock)
 	}
 	for _, bad := range []string{"0123", "1e30", "-5", "12345678901234567890"} {
-		l := store.Lease{Key: "reqlock:{lean-floor-" + bad + "}", Token: "t", TTL: time.Second}
-		if _, _, err := AcquireAbove(ctx, s, l, bad, ""); err == nil || !strings.Contains(err.Error(), "fence floor") {
-			t.Errorf("floor %q: %v, want refused", bad, err)
+		l := store.Lease{Key: "reqlock:{lean-clock-" + bad + "}", Token: "t", TTL: time.Second}
+		if _, _, err := AcquireAbove(ctx, s, l, bad, ""); err == nil || !strings.Contains(err.Error(), "fence clock") {
+			t.Errorf("clock %q: %v, want refused", bad, err)
 		}
 		if c.Exists(ctx, l.Key).Val() != 0 {
-			t.Errorf("floor %q: the lock was taken", bad)
+			t.Errorf("clock %q: the lock was taken", bad)
 		}
 	}
 }

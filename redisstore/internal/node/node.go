@@ -71,6 +71,10 @@ const recordSuffix = ":record"
 // queueSuffix names a key's line of waiters, in the lock's slot.
 const queueSuffix = ":q"
 
+// lineSignSuffix names the sign that a key's line may hold waiters, set
+// as each joins: a release looks at the line only when the sign is there.
+const lineSignSuffix = ":qn"
+
 // wakeChannel is where release.lua tells a Locker (instance) of the
 // releases that concern its waiters: the keys' prefix, "wake:", and the
 // instance's id.
@@ -116,6 +120,8 @@ type Node struct {
 	// store.WakeAll: a release with nobody in line tells every listener anyway
 	// (a Redlock store's node: its waiters do not queue).
 	wakeAll bool
+	// clock reckons the server's clock for the fences (clock.go).
+	clock serverClock
 }
 
 // New returns a store over c. It panics if c is nil, and logs a
@@ -154,7 +160,7 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool, wait
 	if s.acks != nil {
 		a, resent, err = s.acquireAcked(ctx, l, withRecord)
 	} else {
-		a, resent, err = s.acquireLean(ctx, l, nil, withRecord)
+		a, resent, err = s.acquireLean(ctx, l, s.clock.now(), withRecord)
 	}
 	if resent {
 		a, err = s.voidRefused(ctx, l, waiter, a, resent, err)
@@ -163,9 +169,10 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool, wait
 }
 
 // acquireLean runs acquire_lean.lua, and acquire.lua when it answers
-// "again"; floor is redlock.Store's clock, or nil. resent: a copy may still
-// be on its way (see sendAcquire).
-func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRecord bool) (a acquireAnswer, resent bool, err error) {
+// "again"; clock is the fence's clock in µs (the server's as reckoned, or
+// redlock.Store's own), nil to have the script ask the server. resent: a
+// copy may still be on its way (see sendAcquire).
+func (s *Node) acquireLean(ctx context.Context, l store.Lease, clock any, withRecord bool) (a acquireAnswer, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
 	var call scriptCall
 	var args []any
@@ -174,17 +181,23 @@ func (s *Node) acquireLean(ctx context.Context, l store.Lease, floor any, withRe
 	} else {
 		call, args = leanCall, acquireArgs(l, ttl, fttl, 1)
 	}
-	if floor != nil {
-		args = append(args, floor)
+	var sent time.Time
+	if clock != nil {
+		args = append(args, clock)
+	} else {
+		sent = time.Now()
 	}
 	cmd, resent := s.sendAcquire(ctx, call, args, l.Token)
 	a, err = acquireReply(cmd)
+	if a.clock > 0 && clock == nil {
+		s.clock.read(sent, a.clock)
+	}
 	if !errors.Is(err, errAgain) {
 		return a, resent, err
 	}
 	call, args = plainAcquire(l, ttl, fttl, withRecord)
-	if floor != nil {
-		args = append(args, floor)
+	if clock != nil {
+		args = append(args, clock)
 	}
 	cmd, again := s.sendAcquire(ctx, call, args, l.Token)
 	a, err = acquireReply(cmd)
@@ -264,15 +277,15 @@ func recordArgs(l store.Lease, ttl, fttl any, extra int) []any {
 		l.Token, ttl, fttl)
 }
 
-// queuedArgs is acquire.lua's argument list for a waiter in line; floor is
-// redlock.Store's clock, or "".
-func queuedArgs(l store.Lease, ttl, fttl any, floor any, waiter string, withRecord bool) []any {
+// queuedArgs is acquire.lua's argument list for a waiter in line; clock is
+// the fence's clock (see acquireLean), or "".
+func queuedArgs(l store.Lease, ttl, fttl any, clock any, waiter string, withRecord bool) []any {
 	flag := ""
 	if withRecord {
 		flag = "1"
 	}
-	return append(evalArgs(12), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+queueSuffix,
-		l.Token, ttl, fttl, floor, waiter, fttl, flag) // the line lives as long as the fence counter
+	return append(evalArgs(13), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+queueSuffix,
+		l.Key+lineSignSuffix, l.Token, ttl, fttl, clock, waiter, fttl, flag) // the line lives as long as the fence counter
 }
 
 // acquireReply reads acquire.lua's answer: the fence, a string of digits
@@ -308,6 +321,14 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 				return a, nil
 			}
 		case 2:
+			// The fence and the server's clock (acquire_lean.lua, sent
+			// without one).
+			if fence, ok := v[0].(int64); ok && fence > 0 {
+				if clock, ok := v[1].(int64); ok && clock > 0 {
+					a.fence, a.clock = uint64(fence), clock
+					return a, nil
+				}
+			}
 			pttl, ok1 := v[0].(int64)
 			last, ok2 := v[1].(string)
 			if ok1 && ok2 && pttl <= 0 {
@@ -332,6 +353,7 @@ type acquireAnswer struct {
 	remaining time.Duration // not ours: the holder's remaining lease, 0 if unknown
 	lastFence uint64        // not ours, to a waiter: the last fence handed out, 0 if none
 	record    []byte        // the key's record, when asked for and there
+	clock     int64         // the server's clock in µs, when the script read it for the caller
 }
 
 // leaseArgs returns the lease and the fence counter's lifetime in
@@ -440,7 +462,7 @@ func (s *Node) Release(ctx context.Context, key, token string) error {
 		if s.wakeAll {
 			all = "1"
 		}
-		cmd = run(ctx, s.d, leanReleaseCall, append(evalArgs(6), key, key+queueSuffix, key+fenceSuffix, token, handOffMs, all))
+		cmd = run(ctx, s.d, leanReleaseCall, append(evalArgs(7), key, key+queueSuffix, key+fenceSuffix, key+lineSignSuffix, token, handOffMs, all))
 	}
 	err := releaseResult(cmd)
 	if err == nil || errors.Is(err, store.ErrNotHeld) {

@@ -10,23 +10,23 @@ import (
 )
 
 // What the Redlock store asks of a node beyond the contract: an acquire
-// with the caller's fence floor, an inspect that says which holder it saw,
+// with the caller's clock for the fence, an inspect that says which holder it saw,
 // and a release that tells every listener.
 
-// AcquireAbove runs the acquire script on n with floor (the caller's clock
-// in microseconds, formatted) as the fence's floor, so that the fences of
+// AcquireAbove runs the acquire script on n with clock (the caller's clock
+// in microseconds, formatted) as the fence's clock, so that the fences of
 // different nodes are comparable (see acquire.lua). A waiter ("" for none)
 // joins the node's line when it finds the lock taken. fence is 0 when the
 // lock is taken, and remaining then says for how long.
-func AcquireAbove(ctx context.Context, n *Node, l store.Lease, floor any, waiter string) (fence uint64, remaining time.Duration, err error) {
+func AcquireAbove(ctx context.Context, n *Node, l store.Lease, clock any, waiter string) (fence uint64, remaining time.Duration, err error) {
 	var a acquireAnswer
 	var resent bool
 	if waiter == "" {
-		a, resent, err = n.acquireLean(ctx, l, floor, false)
+		a, resent, err = n.acquireLean(ctx, l, clock, false)
 	} else {
 		ttl, fttl := n.leaseArgs(l.TTL)
 		var cmd *redis.Cmd
-		cmd, resent = n.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, floor, waiter, false), l.Token)
+		cmd, resent = n.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, clock, waiter, false), l.Token)
 		a, err = acquireReply(cmd)
 	}
 	if resent {

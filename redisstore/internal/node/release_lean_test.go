@@ -49,7 +49,7 @@ func TestLeanReleaseHandsOffWithFence(t *testing.T) {
 	if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
 		t.Fatal(err)
 	}
-	c.RPush(ctx, l.Key+queueSuffix, "i1/w1", "i2/w2")
+	joinLine(t, c, l.Key, "i1/w1", "i2/w2")
 	if err := s.Release(ctx, l.Key, l.Token); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ var (
 	// acquireRecordCall is the same script, also asked for the key's record.
 	acquireRecordCall = newScriptCall(acquireScript, acquireLua, 4)
 	// acquireQueuedCall is the same script for a waiter in line.
-	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 5)
+	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 6)
 	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
 	// releaseRecordMarkerCall is the same script, also leaving a cancel
 	// marker.
@@ -36,7 +36,7 @@ var (
 	// asked for the key's record.
 	leanCall        = newScriptCall(acquireLeanScript, acquireLeanLua, 3)
 	leanRecordCall  = newScriptCall(acquireLeanScript, acquireLeanLua, 4)
-	leanReleaseCall = newScriptCall(releaseLeanScript, releaseLeanLua, 3)
+	leanReleaseCall = newScriptCall(releaseLeanScript, releaseLeanLua, 4)
 )
 
 // doer is where script calls go: a client, a pipeline, or a Cluster's

@@ -19,7 +19,11 @@ func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, 
 		return s.acquire(ctx, l, withRecord, waiter)
 	}
 	ttl, fttl := s.leaseArgs(l.TTL)
-	cmd, resent := s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, "", waiter, withRecord), l.Token)
+	clock := s.clock.now()
+	if clock == nil {
+		clock = "" // the script asks the server
+	}
+	cmd, resent := s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, clock, waiter, withRecord), l.Token)
 	a, err := acquireReply(cmd)
 	if resent {
 		a, err = s.voidRefused(ctx, l, waiter, a, resent, err)

@@ -6,11 +6,15 @@
 -- KEYS[4]  optional: the key's recorded result, looked for before this
 --          script runs (acquire_record.lua)
 -- KEYS[5]  optional: the key's queue of waiters (see release.lua)
+-- KEYS[6]  with KEYS[5]: the line's sign, set whenever a waiter joins, for
+--          as long as the line lives: release_lean.lua looks at the line
+--          only when it is there
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
--- ARGV[4]  the caller's clock in microseconds, used instead of the
---          server's (RedlockStore, see below); '' or absent: the server's
+-- ARGV[4]  the server's clock in microseconds as the caller reckons it
+--          (see clock.go), or for RedlockStore the caller's own (see
+--          below); '' or absent: the server's, asked with TIME
 -- ARGV[5]  the waiter's id, when the caller waits in line; '' or absent: it
 --          does not
 -- ARGV[6]  with ARGV[5]: the queue's lifetime, in milliseconds
@@ -29,16 +33,16 @@
 -- The fence arithmetic (less, succ, maxDigits, nextFence, fenceReply) is
 -- fence.lua's, sent ahead of this script (after acquire_record.lua).
 
-local floor = ARGV[4]
-if floor == '' then
-  floor = nil
+local clock = ARGV[4]
+if clock == '' then
+  clock = nil
 end
 local waiter = ARGV[5]
 if waiter == '' then
   waiter = nil
 end
-if floor and (#floor > maxDigits or not floor:match('^[1-9]%d*$')) then
-  return redis.error_reply('ERR reqlock: fence floor must be 1 to 19 digits')
+if clock and (#clock > maxDigits or not clock:match('^[1-9]%d*$')) then
+  return redis.error_reply('ERR reqlock: fence clock must be 1 to 19 digits')
 end
 
 local ours = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
@@ -85,7 +89,7 @@ if ours then
   -- The clock is the server's, or for RedlockStore the caller's (ARGV[4]):
   -- its fence is the largest of several servers', and only one clock makes
   -- those comparable.
-  local fence = nextFence(KEYS[2], floor, ARGV[3])
+  local fence = nextFence(KEYS[2], clock, ARGV[3])
   if not fence then
     redis.call('DEL', KEYS[1])
     return redis.error_reply('ERR reqlock: fence counter exhausted')
@@ -100,6 +104,7 @@ if waiter and redis.call('EXISTS', KEYS[3]) == 0 then
     redis.call('RPUSH', KEYS[5], waiter)
   end
   redis.call('PEXPIRE', KEYS[5], ARGV[6])
+  redis.call('SET', KEYS[6], '1', 'PX', ARGV[6])
 end
 
 local pttl = redis.call('PTTL', KEYS[1])

@@ -1,7 +1,7 @@
 -- acquire_lean: take a lock that nobody else wants, and hand out its
 -- fencing token, in one round trip, doing no more than that path needs.
 -- Anything rare (our own token already there, a fence too large for a Lua
--- number, an odd floor) it leaves untouched and answers 'again': the caller
+-- number, an odd clock) it leaves untouched and answers 'again': the caller
 -- then sends acquire.lua, which handles every case. A waiter in line always
 -- sends acquire.lua.
 --
@@ -12,10 +12,12 @@
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
--- ARGV[4]  optional: the caller's clock in microseconds, used instead of
---          the server's (RedlockStore, see acquire.lua)
+-- ARGV[4]  optional: the server's clock in microseconds as the caller
+--          reckons it (see clock.go), or RedlockStore's own (see
+--          acquire.lua); absent: the script asks the server (TIME)
 --
--- Returns the fence when the lock is ours; minus the holder's remaining
+-- Returns the fence when the lock is ours (with the server's clock, in a
+-- two-element array, when ARGV[4] is absent); minus the holder's remaining
 -- lease in milliseconds (0: no expiry set) when someone else holds it; the
 -- record, in a one-element array, when KEYS[4] is given and there; or
 -- 'again'.
@@ -23,7 +25,7 @@
 -- The fence is the larger of the last one + 1 and the clock in
 -- microseconds, for the reasons fence.lua gives, counted here in Lua
 -- numbers: doubles, exact below 2^53, which a clock in microseconds stays
--- under until the year 2255. A counter or floor at or above 2^53 - 1 is
+-- under until the year 2255. A counter or clock at or above 2^53 - 1 is
 -- left to fence.lua's digits. Nothing is defined as a function: the server
 -- would build each one anew on every run, and three of them cost it about
 -- what one more call does.
@@ -37,7 +39,7 @@ if KEYS[4] then
   end
 end
 
--- A floor that is not a plain number below 2^53: acquire.lua refuses it,
+-- A clock that is not a plain number below 2^53: acquire.lua refuses it,
 -- or counts with it exactly.
 local now = ARGV[4]
 if now then
@@ -67,28 +69,36 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   return redis.error_reply('ERR reqlock: acquire landed after it was cancelled')
 end
 
+-- Sent without a clock, the script reads the server's, and sends it back
+-- with the fence: the caller reckons the clock from it for a while (see
+-- clock.go), and the acquires after this one need no TIME.
+local told
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  told = now
 end
 -- Store now and read the last fence in one call (SET ... GET): with no
 -- counter (a one-off key, a restart without persistence) or one behind the
 -- clock, that is all.
+local fence = now
 local last = redis.call('SET', KEYS[2], now, 'PX', ARGV[3], 'GET')
-if not last then
-  return now
+if last then
+  if #last > 15 and (#last > 16 or last >= '9007199254740991') then
+    -- Too large for a number: put the counter back, give the lock back,
+    -- and let acquire.lua count in digits.
+    redis.call('SET', KEYS[2], last, 'PX', ARGV[3])
+    redis.call('DEL', KEYS[1])
+    return 'again'
+  end
+  last = tonumber(last)
+  if last >= now then
+    -- Handed out faster than the clock ticks, or the clock stepped back.
+    fence = last + 1
+    redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
+  end
 end
-if #last > 15 and (#last > 16 or last >= '9007199254740991') then
-  -- Too large for a number: put the counter back, give the lock back, and
-  -- let acquire.lua count in digits.
-  redis.call('SET', KEYS[2], last, 'PX', ARGV[3])
-  redis.call('DEL', KEYS[1])
-  return 'again'
+if told then
+  return { fence, told }
 end
-last = tonumber(last)
-if last < now then
-  return now
-end
--- Handed out faster than the clock ticks, or the clock stepped back.
-redis.call('SET', KEYS[2], last + 1, 'PX', ARGV[3])
-return last + 1
+return fence

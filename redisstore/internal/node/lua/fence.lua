@@ -28,22 +28,22 @@ end
 local maxDigits = 19
 
 -- The next fence from the counter at key, which is kept for ttl ms: the
--- larger of the last fence + 1 and floor (a clock in microseconds; nil: the
--- server's). So it is above every fence handed out before, also when the
+-- larger of the last fence + 1 and clock (in microseconds; nil: the
+-- server's, asked with TIME). So it is above every fence handed out before, also when the
 -- counter was lost (a restart without persistence, an expired counter) or
 -- went back in time (a restart from an older snapshot, a failover to a
 -- replica that lagged), as long as the clock does not step back further
 -- than that. Returns nil when the counter is exhausted; then it is left as
 -- it was.
-local function nextFence(key, floor, ttl)
-  if not floor then
+local function nextFence(key, clock, ttl)
+  if not clock then
     local t = redis.call('TIME')
-    floor = t[1] .. string.format('%06d', tonumber(t[2]))
+    clock = t[1] .. string.format('%06d', tonumber(t[2]))
   end
-  -- Store the floor and read the last fence in one call (SET ... GET).
-  local last = redis.call('SET', key, floor, 'PX', ttl, 'GET')
-  if not last or less(last, floor) then
-    return floor
+  -- Store the clock and read the last fence in one call (SET ... GET).
+  local last = redis.call('SET', key, clock, 'PX', ttl, 'GET')
+  if not last or less(last, clock) then
+    return clock
   end
   local fence = succ(last)
   if #fence > maxDigits then

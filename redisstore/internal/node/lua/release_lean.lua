@@ -6,6 +6,8 @@
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's line of waiters (see acquire.lua)
 -- KEYS[3]  the lock's fence counter (see acquire_lean.lua)
+-- KEYS[4]  the line's sign: set while someone may stand in line (see
+--          acquire.lua)
 -- ARGV[1]  the holder's token
 -- ARGV[2]  how long a hand-off waits to be claimed, in milliseconds
 -- ARGV[3]  '1': tell everyone in line and hand the lock to nobody
@@ -15,16 +17,24 @@
 -- not ours, and that holder keeps it. Why the line and the hand-off work as
 -- they do: release.lua.
 
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- The lock and the line's sign in one call: with no sign, nobody is in
+-- line, and the line is not looked at.
+local got = redis.call('MGET', KEYS[1], KEYS[4])
+if got[1] ~= ARGV[1] then
   return 0
 end
+if not got[2] then
+  -- Nobody in line, the common case: the lock goes, and nobody is told.
+  redis.call('DEL', KEYS[1])
+  return 1
+end
 
--- Nobody in line, the common case: the lock goes, and nobody is told.
 local head
 if ARGV[3] ~= '1' then
   head = redis.call('LPOP', KEYS[2])
   if not head then
-    redis.call('DEL', KEYS[1])
+    -- The line emptied since the sign was set: the sign goes too.
+    redis.call('DEL', KEYS[1], KEYS[4])
     return 1
   end
 end
@@ -62,7 +72,7 @@ if head then
 end
 
 -- ARGV[3]: everyone in line is told, nobody is handed the lock.
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[4])
 local all = redis.call('LRANGE', KEYS[2], 0, -1)
 if #all > 0 then
   redis.call('DEL', KEYS[2])
