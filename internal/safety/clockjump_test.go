@@ -104,7 +104,13 @@ func redisClockJumpAhead(t *testing.T) {
 // clock, an hour behind every fence the account has seen: the account
 // refuses each holder from then on. That is what the docs say the fence
 // does not survive: a clock stepping back by more than the time since the
-// counter was lost.
+// counter was lost. The store reads the server's clock at most once a
+// second and reckons it in between, so the counter is deleted only once
+// every reading a store still uses was taken after the step.
+// clockReadings is longer than a Redis store uses one reading of the
+// server's clock (a second).
+const clockReadings = 1500 * time.Millisecond
+
 func redisClockStepBack(t *testing.T, counterLost bool) {
 	clock := shiftedClock(t, 1)
 	srv := redistest.StartEnv(t, clock.Env())
@@ -113,6 +119,9 @@ func redisClockStepBack(t *testing.T, counterLost bool) {
 	a := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
 	b := r.worker(locker(redisstore.New(client(t, srv.Addr)), time.Second), RandomPause(2*time.Millisecond))
 	b.ObtainTimeout = 20 * time.Millisecond
+	if counterLost {
+		r.until = r.until.Add(clockReadings) // the load goes on past the wait below
+	}
 	r.start()
 	if !r.heldBy(a) {
 		t.Fatal("g1 never took the lock")
@@ -124,6 +133,7 @@ func redisClockStepBack(t *testing.T, counterLost bool) {
 		r.finish("server clock steps back 1h while held", "redis", safe)
 		return
 	}
+	time.Sleep(clockReadings) // past the stores' readings of the clock from before the step
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	counters, err := admin.Keys(ctx, "*:fence").Result()
