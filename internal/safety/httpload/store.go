@@ -18,7 +18,7 @@ import (
 // 16-char wait).
 func keyShape(prefix string) *regexp.Regexp {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) +
-		`\{[A-Za-z0-9_-]{22}\}(|:fence|:record|:q|:cancel:([A-Za-z0-9_-]{22}|~[A-Za-z0-9_-]{16}/[A-Za-z0-9_-]{16}))$`)
+		`\{[A-Za-z0-9_-]{22}\}(|:fence|:record|:q|:qn|:cancel:([A-Za-z0-9_-]{22}|~[A-Za-z0-9_-]{16}/[A-Za-z0-9_-]{16}))$`)
 }
 
 // Keys is what a scan of a Redis found.
