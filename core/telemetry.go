@@ -39,6 +39,8 @@ type Telemetry struct {
 //	reqlock.lock.held                UpDownCounter  {lock}         reqlock.store
 //	reqlock.watchdog.lag             Histogram      s              reqlock.store
 //	reqlock.watchdog.batch.duration  Histogram      s              reqlock.store, reqlock.outcome
+//	reqlock.leader.terms             Counter        {term}         reqlock.store
+//	reqlock.leader.lost              Counter        {term}         reqlock.store
 //
 // reqlock.store is memory, redis (a single node, or a Sentinel failover
 // client), redis_cluster (any *redis.ClusterClient), redlock or other.
@@ -77,6 +79,11 @@ type Telemetry struct {
 // due (0 when it went early, batched with a lock that was due).
 // reqlock.watchdog.batch.duration times each batched Extend round trip,
 // outcome ok (the store answered for every lock) or failed.
+//
+// reqlock.leader.terms counts the terms this process began as leader (Lead,
+// Elector.Run), and reqlock.leader.lost those that ended because the lock
+// was lost (its lease ran out, or it was gone from the store) rather than
+// given up: a rising lost count is leadership flapping.
 //
 // # Spans
 //

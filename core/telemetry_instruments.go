@@ -26,6 +26,7 @@ type telemetry struct {
 	held         metric.Int64UpDownCounter
 	watchdogLag  metric.Float64Histogram
 	batch        metric.Float64Histogram
+	lead         leadTelemetry
 
 	byStore     measured // reqlock.store alone
 	byAcquire   [numModes][numAcquireOutcomes]measured
@@ -92,7 +93,9 @@ func newTelemetry(cfg Telemetry, s Store) *telemetry {
 	t.batch, errs[7] = m.Float64Histogram(metricBatchDuration, metric.WithUnit("s"),
 		metric.WithDescription("One batched extend round trip of the watchdog."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
-	if err := errors.Join(errs[:]...); err != nil {
+	var leadErr error
+	t.lead, leadErr = newLeadTelemetry(m)
+	if err := errors.Join(append(errs[:], leadErr)...); err != nil {
 		// The API hands back working no-op instruments with the error: the
 		// Locker runs on, the SDK's error handler hears of it.
 		otel.Handle(err)
