@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/safety"
 )
 
 // childEnv carries a child instance's configuration, as JSON.
@@ -66,7 +65,7 @@ type proc struct {
 func (r *Run) Spawn(name string, addrs []string) Instance {
 	t := r.t
 	t.Helper()
-	if !safety.SharedClock {
+	if !sharedClock {
 		t.Skip("child instances need a clock shared between processes (CLOCK_MONOTONIC on Linux)")
 	}
 	if r.serving == "" {

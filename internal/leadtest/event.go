@@ -16,7 +16,7 @@ const (
 	End   Kind = "end"   // its fn found its context over and returned
 )
 
-// Event is one step of an instance, at T (safety.Now: CLOCK_MONOTONIC).
+// Event is one step of an instance, at T (CLOCK_MONOTONIC).
 type Event struct {
 	T    int64  `json:"t"`
 	Who  string `json:"w"`

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/reqlock/reqlock/internal/safety"
 )
 
 // Write is one write the register decided on.
@@ -46,7 +44,7 @@ func (r *Register) Write(_ context.Context, who string, term uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ok := term >= r.highest
-	r.log = append(r.log, Write{T: safety.Now(), Who: who, Term: term, Accepted: ok})
+	r.log = append(r.log, Write{T: now(), Who: who, Term: term, Accepted: ok})
 	if !ok {
 		return errStale
 	}

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/reqlock/reqlock/internal/safety"
 )
 
 // Instance is one of the processes that campaign.
@@ -111,7 +109,7 @@ func (r *Run) Drive(insts []Instance, faults ...Fault) {
 		time.Sleep(r.TTL)
 		r.mu.Lock()
 		who, term = r.leader, r.term
-		r.faults = append(r.faults, applied{Fault: f, T: safety.Now(), Who: who, Term: term})
+		r.faults = append(r.faults, applied{Fault: f, T: now(), Who: who, Term: term})
 		r.mu.Unlock()
 		r.t.Logf("%v the leader %s in term %d", f, who, term)
 		in := byName[who]

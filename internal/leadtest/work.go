@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/safety"
 )
 
 // actEvery is how often a leader acts, and workTime how long each act's
@@ -23,13 +22,13 @@ func Work(who string, w Writer, emit func(Event)) func(context.Context) error {
 	return func(ctx context.Context) error {
 		lk, _ := core.FromContext(ctx)
 		term := lk.Fence()
-		emit(Event{T: safety.Now(), Who: who, Kind: Begin, Term: term})
+		emit(Event{T: now(), Who: who, Kind: Begin, Term: term})
 		tick := time.NewTicker(actEvery)
 		defer tick.Stop()
 		for {
 			// The time is read before the check: an act is stamped no later
 			// than the moment its context was seen live.
-			now := safety.Now()
+			now := now()
 			if ctx.Err() != nil {
 				emit(Event{T: now, Who: who, Kind: End, Term: term})
 				return ctx.Err()
