@@ -24,6 +24,13 @@
 // a function at most once per key within a retention, on a store that keeps
 // records (Recorder): later callers get the recorded result.
 //
+// Lead runs a function on one instance at a time, campaigning for a key
+// until its context ends: leadership is the key's lock, held while the
+// function runs, and the lock's fence is the term. An Elector answers "do
+// I lead now?" for code that asks before each piece of work (it is a
+// gocron v2 Elector; package gocronlock, a module of its own, has the
+// scheduler wiring).
+//
 // Keys are hashed: the store sees prefix + "{" + base64(SHA-256(key)[:16]) + "}",
 // never the raw key, so user text can neither escape the namespace nor choose
 // a Redis Cluster slot.
