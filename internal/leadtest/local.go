@@ -7,6 +7,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/faultproxy"
 )
 
 // Key is the key every instance leads.
@@ -16,6 +17,7 @@ const Key = "leadtest:leader"
 // Gate to the shared store.
 type local struct {
 	name   string
+	link   *faultproxy.Proxy // nil: no link to hold
 	gate   *Gate
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -38,6 +40,26 @@ func (r *Run) StartLocal(name string, s store.Store, opts ...core.Option) Instan
 		<-in.done
 	})
 	return in
+}
+
+// StartLinked is StartLocal for an instance whose store reaches its
+// server through link, a fault proxy of its own: the Hold fault holds the
+// instance's bytes there, and then delivers them late.
+func (r *Run) StartLinked(name string, s store.Store, link *faultproxy.Proxy, opts ...core.Option) Instance {
+	in := r.StartLocal(name, s, opts...).(*local)
+	in.link = link
+	return in
+}
+
+// holdLink holds what the instance sends for d, then lets it land.
+func (in *local) holdLink(d time.Duration) {
+	in.link.Hold(faultproxy.Upstream)
+	time.Sleep(d)
+	in.link.Heal()
+	// The client gave up on those connections; once the held bytes went
+	// through, none is left half-dead.
+	time.Sleep(50 * time.Millisecond)
+	in.link.Cut()
 }
 
 func (in *local) Name() string { return in.name }

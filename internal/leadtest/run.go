@@ -25,9 +25,10 @@ type Fault int
 const (
 	Kill  Fault = iota // Instance.Kill
 	Pause              // Instance.Pause for two leases
+	Hold               // the instance's store link holds its bytes for two leases, then delivers them late (StartLinked)
 )
 
-func (f Fault) String() string { return [...]string{"kill", "pause"}[f] }
+func (f Fault) String() string { return [...]string{"kill", "pause", "hold the link of"}[f] }
 
 // Run gathers the events of one scenario's instances.
 type Run struct {
@@ -116,11 +117,19 @@ func (r *Run) Drive(insts []Instance, faults ...Fault) {
 		switch f {
 		case Kill:
 			in.Kill()
-		case Pause:
+		case Pause, Hold:
+			l, linked := in.(*local)
+			if f == Hold && (!linked || l.link == nil) {
+				r.t.Fatalf("%s has no link to hold: start it with StartLinked", who)
+			}
 			paused.Add(1)
 			go func() {
 				defer paused.Done()
-				in.Pause(2 * r.TTL)
+				if f == Hold {
+					l.holdLink(2 * r.TTL)
+				} else {
+					in.Pause(2 * r.TTL)
+				}
 			}()
 		}
 		if next, _ := r.awaitTerm(term, 2*r.TTL+5*time.Second); next == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/faultproxy"
 	"github.com/reqlock/reqlock/internal/leadtest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
@@ -47,6 +48,21 @@ func leadMemory(t *testing.T) {
 	}
 	r.Drive(insts, leadtest.Pause, leadtest.Kill)
 	leadRow(t, r, "leadership: the leader's link stalled, then the next one's cut", "memory")
+}
+
+// The instances are goroutines, each with a link of its own to one Redis
+// through a fault proxy: the leader's commands are held for two leases and
+// then delivered (its renewals land late), then the next leader is cut off.
+func leadLinkHeld(t *testing.T) {
+	srv := redistest.Start(t)
+	r := leadtest.NewRun(t, leadTTL)
+	var insts []leadtest.Instance
+	for _, n := range []string{"a", "b", "c"} {
+		p := faultproxy.Start(t, srv.Addr)
+		insts = append(insts, r.StartLinked(n, redisstore.New(client(t, p.Addr())), p))
+	}
+	r.Drive(insts, leadtest.Hold, leadtest.Kill)
+	leadRow(t, r, "leadership: the leader's link held past its lease then delivered, then the next one cut", "redis")
 }
 
 // The instances are processes: SIGSTOP, then SIGKILL.

@@ -62,6 +62,7 @@ var scenarios = []scenario{
 	{"broken/release-without-token-check", brokenBlindRelease},
 	{"broken/watchdog-trusts-too-long", brokenInflatedValidity},
 	{"lead/memory/link-stalled-then-cut", leadMemory},
+	{"lead/redis/link-held-then-cut", leadLinkHeld},
 	{"lead/redis/sigstop-then-kill", func(t *testing.T) { leadProcesses(t, "redis", 1) }},
 	{"lead/redlock/sigstop-then-kill", func(t *testing.T) { leadProcesses(t, "redlock", 3) }},
 	{"http/hostile-keys/memory", func(t *testing.T) { httpHostile(t, "memory") }},
