@@ -58,7 +58,7 @@ func BenchmarkRecordHit(b *testing.B) {
 				}
 			}},
 			{Name: "scripted-get", Run: func() {
-				if v, err := node.FloorScriptedGet(ctx, c, storeKey); err != nil || len(v) != len(record) {
+				if v, err := node.ScriptedRecordGet(ctx, c, storeKey); err != nil || len(v) != len(record) {
 					b.Fatalf("scripted GET: %d bytes, %v", len(v), err)
 				}
 			}},

@@ -23,7 +23,7 @@ import (
 func TestClosedClientIsCollected(t *testing.T) {
 	srv := redistest.Start(t)
 
-	// The floor: a client never given to New is collected. Without it the
+	// The control: a client never given to New is collected. Without it the
 	// check below could fail for a reason of go-redis's own.
 	plain := use(t, srv.Addr, false)
 	// The same, through a store and a Locker.
@@ -52,7 +52,7 @@ func TestClosedClientWarnedAboutIsCollected(t *testing.T) {
 
 	plain := redis.NewClient(opts)
 	_ = plain.Close()
-	floor := weak.Make(plain)
+	control := weak.Make(plain)
 
 	c := redis.NewClient(opts)
 	l := core.NewLocker(redlock.New(c), core.WithoutWatchdog(), core.WithLogger(quietLog))
@@ -70,11 +70,11 @@ func TestClosedClientWarnedAboutIsCollected(t *testing.T) {
 	plain, c, l, lk = nil, nil, nil, nil
 
 	deadline := time.Now().Add(5 * time.Second)
-	for (floor.Value() != nil || warned.Value() != nil) && time.Now().Before(deadline) {
+	for (control.Value() != nil || warned.Value() != nil) && time.Now().Before(deadline) {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
-	if floor.Value() != nil {
+	if control.Value() != nil {
 		t.Fatal("a closed client never given to a store is still alive: the check cannot tell")
 	}
 	if warned.Value() != nil {

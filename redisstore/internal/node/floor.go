@@ -19,9 +19,11 @@ var (
 	scriptedGetScript = redis.NewScript(scriptedGetSource)
 )
 
-// FloorScriptedGet is the scripted floor of a replay hit on storeKey.
+// ScriptedRecordGet fetches the record of storeKey with a script that does
+// nothing else, sent as the store sends its acquire: the scripted floor
+// the replay benchmarks read a hit against.
 // A fresh token each time, as the Locker makes one for each acquire.
-func FloorScriptedGet(ctx context.Context, c redis.UniversalClient, storeKey string) ([]byte, error) {
+func ScriptedRecordGet(ctx context.Context, c redis.UniversalClient, storeKey string) ([]byte, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	l := store.Lease{Key: storeKey, Token: base64.RawURLEncoding.EncodeToString(b[:]), TTL: 10 * time.Second}
