@@ -13,6 +13,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
+	"github.com/reqlock/reqlock/internal/cyclebench"
+	"github.com/reqlock/reqlock/internal/redisfloor"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
@@ -58,11 +60,11 @@ func telemetryCycles(ctx context.Context, b *testing.B, s core.Store) []benchrat
 	traced := newLocker(s, core.WithTelemetry(all))
 	sampled := newLocker(s, core.WithTelemetry(some))
 	return []benchratio.Cycle{
-		{Name: "off", Run: func() { lockCycle(ctx, b, off, "off") }},
-		{Name: "noop", Run: func() { lockCycle(ctx, b, noop, "noop") }},
-		{Name: "sdk-metrics", Run: func() { lockCycle(ctx, b, metrics, "metrics") }},
-		{Name: "sdk", Run: func() { lockCycle(ctx, b, traced, "sdk"); resetAll() }},
-		{Name: "sdk-sampled", Run: func() { lockCycle(ctx, b, sampled, "sampled"); resetSome() }},
+		{Name: "off", Run: func() { cyclebench.Lock(ctx, b, off, "off") }},
+		{Name: "noop", Run: func() { cyclebench.Lock(ctx, b, noop, "noop") }},
+		{Name: "sdk-metrics", Run: func() { cyclebench.Lock(ctx, b, metrics, "metrics") }},
+		{Name: "sdk", Run: func() { cyclebench.Lock(ctx, b, traced, "sdk"); resetAll() }},
+		{Name: "sdk-sampled", Run: func() { cyclebench.Lock(ctx, b, sampled, "sampled"); resetSome() }},
 	}
 }
 
@@ -82,7 +84,7 @@ func BenchmarkTelemetry(b *testing.B) {
 			b.Fatal(err)
 		}
 		floorKey := "floor:" + skey[strings.IndexByte(skey, '{'):]
-		floor := benchratio.Cycle{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, floorKey) }}
+		floor := benchratio.Cycle{Name: "floor", Run: func() { cyclebench.Floor(ctx, b, c, redisfloor.SetNX, floorKey) }}
 		return append([]benchratio.Cycle{floor}, telemetryCycles(ctx, b, rs)...)
 	}
 	benchratio.Each(b, "redis/", redisCycles)

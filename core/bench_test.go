@@ -3,58 +3,18 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
+	"github.com/reqlock/reqlock/internal/cyclebench"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
 )
-
-// floorCycle is one cycle of a floor: acquire (core.FloorSetNX or
-// core.FloorScriptedSetNX), then the scripted release, on the same client
-// and server as reqlock's.
-func floorCycle(ctx context.Context, b *testing.B, c redis.UniversalClient, acquire func(context.Context, redis.UniversalClient, string) error, key string) {
-	if err := acquire(ctx, c, key); err != nil {
-		b.Fatalf("floor acquire: %v", err)
-	}
-	if err := core.FloorRelease(ctx, c, key); err != nil {
-		b.Fatalf("floor release: %v", err)
-	}
-}
-
-func lockCycle(ctx context.Context, b *testing.B, l *core.Locker, key string) {
-	lk, err := l.TryObtain(ctx, key)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := lk.Release(ctx); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// cycles is the floor and the scripted floor (both on c) and l's cycle,
-// each on a key of its own named by id. b is the benchmark that runs them.
-// The floors' key shares the lock's hash tag, so that on a Cluster node it
-// is served by the master that serves the lock.
-func cycles(ctx context.Context, b *testing.B, c redis.UniversalClient, l *core.Locker, id string) []benchratio.Cycle {
-	lockKey, err := l.StoreKey(id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	floorKey := "floor:" + lockKey[strings.IndexByte(lockKey, '{'):]
-	return []benchratio.Cycle{
-		{Name: "floor", Run: func() { floorCycle(ctx, b, c, core.FloorSetNX, floorKey) }},
-		{Name: "scripted-floor", Run: func() { floorCycle(ctx, b, c, core.FloorScriptedSetNX, floorKey) }},
-		{Name: "reqlock", Run: func() { lockCycle(ctx, b, l, id) }},
-	}
-}
 
 // BenchmarkCycle: one uncontended TryObtain + Release, beside the floor
 // and the scripted floor. Read reqlock/x against floor/x (and
@@ -67,7 +27,7 @@ func BenchmarkCycle(b *testing.B) {
 	l := newLocker(redisstore.New(c))
 	c.Ping(ctx) // connect and load nothing into the timings
 	on := func(id string) func(*testing.B) []benchratio.Cycle {
-		return func(b *testing.B) []benchratio.Cycle { return cycles(ctx, b, c, l, id) }
+		return func(b *testing.B) []benchratio.Cycle { return cyclebench.Cycles(ctx, b, c, l, id) }
 	}
 
 	benchratio.Each(b, "redis/sequential/", on("k"))
@@ -87,14 +47,14 @@ func BenchmarkCycle(b *testing.B) {
 	readme.Ping(ctx)
 	rl := newLocker(redisstore.New(readme))
 	b.Run("redis/readme/ratio", func(b *testing.B) {
-		cy := cycles(ctx, b, readme, rl, "r")
+		cy := cyclebench.Cycles(ctx, b, readme, rl, "r")
 		benchratio.Ratios(b, cy...)
 		reportServerTime(b, readme, cy[0].Run, cy[2].Run)
 	})
 	b.Run("redis/readme/reqlock", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			lockCycle(ctx, b, rl, "r")
+			cyclebench.Lock(ctx, b, rl, "r")
 		}
 	})
 	var n atomic.Int64
@@ -129,7 +89,7 @@ func BenchmarkCycle(b *testing.B) {
 	b.Run("memory/sequential/reqlock", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			lockCycle(ctx, b, ml, "k")
+			cyclebench.Lock(ctx, b, ml, "k")
 		}
 	})
 	b.Run("memory/parallel/reqlock", func(b *testing.B) {
@@ -137,7 +97,7 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			key := fmt.Sprint("p", n.Add(1))
 			for pb.Next() {
-				lockCycle(ctx, b, ml, key)
+				cyclebench.Lock(ctx, b, ml, key)
 			}
 		})
 	})

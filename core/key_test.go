@@ -1,19 +1,14 @@
 package core_test
 
 import (
-	"regexp"
 	"testing"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/lockertest"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
-var storeKeyShape = storeKeyWithPrefix("reqlock:")
-
-// storeKeyWithPrefix matches a lock key or its fence counter.
-func storeKeyWithPrefix(p string) *regexp.Regexp {
-	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `\{[A-Za-z0-9_-]{22}\}(:fence)?$`)
-}
+var storeKeyShape = lockertest.StoreKeyWithPrefix("reqlock:")
 
 func TestStoreKeyStaysInNamespaceAndSlot(t *testing.T) {
 	l := newLocker(memorystore.New())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 )
 
@@ -19,8 +20,8 @@ import (
 // succeeds; then the first lands. Redis must keep the 10s lease the holder
 // trusts: an extend never shortens it.
 func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
-	px := startProxied(t)
-	l := newLocker(redisstore.New(px.via), core.WithTTL(30*time.Second))
+	px := redistest.StartProxied(t)
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(30*time.Second))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -28,7 +29,7 @@ func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
 	}
 	defer lk.Release(ctx)
 
-	land := px.holdNext(t)
+	land := px.HoldNext(t)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if err := lk.Refresh(short, time.Second); !errors.Is(err, core.ErrUnavailable) {
@@ -38,10 +39,10 @@ func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
 		t.Fatalf("Refresh(10s): %v", err)
 	}
 	land()
-	settle(t, px.direct)
+	redistest.Settle(t, px.Direct)
 
 	skey, _ := l.StoreKey("k")
-	if left := px.direct.PTTL(ctx, skey).Val(); left < 9*time.Second {
+	if left := px.Direct.PTTL(ctx, skey).Val(); left < 9*time.Second {
 		t.Fatalf("Redis keeps the lock %v after a late Refresh(1s) landed; the holder trusts 10s", left)
 	}
 }
@@ -49,14 +50,14 @@ func TestDelayedRefreshDoesNotCutLongerLease(t *testing.T) {
 // The same at the store, for a renewal the watchdog sent: Extend with a
 // short lease lands after Extend with a long one.
 func TestDelayedExtendDoesNotCutLongerLease(t *testing.T) {
-	px := startProxied(t)
-	st := redisstore.New(px.via)
+	px := redistest.StartProxied(t)
+	st := redisstore.New(px.Via)
 	ctx := ctxT(t, 20*time.Second)
 	key := "reqlock:{extend-late}"
 	if _, err := st.Acquire(ctx, store.Lease{Key: key, Token: "me", TTL: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	land := px.holdNext(t)
+	land := px.HoldNext(t)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if r := st.Extend(short, []store.Lease{{Key: key, Token: "me", TTL: time.Second}})[0]; r.Err == nil {
@@ -66,8 +67,8 @@ func TestDelayedExtendDoesNotCutLongerLease(t *testing.T) {
 		t.Fatalf("Extend(10s): %v", r.Err)
 	}
 	land()
-	settle(t, px.direct)
-	if left := px.direct.PTTL(ctx, key).Val(); left < 9*time.Second {
+	redistest.Settle(t, px.Direct)
+	if left := px.Direct.PTTL(ctx, key).Val(); left < 9*time.Second {
 		t.Fatalf("Redis keeps the lock %v after a late Extend(1s) landed; Extend(10s) succeeded", left)
 	}
 }

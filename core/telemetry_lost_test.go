@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/lockertest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
@@ -110,7 +111,7 @@ func TestTelemetryLostLeaseExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-lk.Lost()
-	waitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
+	lockertest.WaitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
 	if err := lk.Release(ctx); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Release after loss: %v", err)
 	}
@@ -128,7 +129,7 @@ func TestTelemetryLostLeaseExpired(t *testing.T) {
 // The watchdog renews (counted, batches timed, its lag measured), then
 // finds the key deleted behind its back: lost, logged, an event.
 func TestTelemetryRenewedThenLost(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s core.Store, vanish func(string)) {
+	lockertest.Each(t, telemetryStores, func(t *testing.T, s core.Store, vanish func(string)) {
 		p := newProbe()
 		var logs logBuffer
 		l := core.NewLocker(s, core.WithTelemetry(p.telemetry()), core.WithTTL(200*time.Millisecond),
@@ -140,7 +141,7 @@ func TestTelemetryRenewedThenLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "two renewals", func() bool { return p.sum(t, "reqlock.lock.renewals", store, outcome("renewed")) >= 2 })
+		lockertest.WaitFor(t, "two renewals", func() bool { return p.sum(t, "reqlock.lock.renewals", store, outcome("renewed")) >= 2 })
 		if got := p.count(t, "reqlock.watchdog.batch.duration", store, outcome("ok")); got < 2 {
 			t.Errorf("batches ok = %d, want ≥ 2", got)
 		}
@@ -154,7 +155,7 @@ func TestTelemetryRenewedThenLost(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the deleted lock was never declared lost")
 		}
-		waitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
+		lockertest.WaitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
 		req.End()
 		if got := p.sum(t, "reqlock.lock.renewals", store, outcome("not_held")); got != 1 {
 			t.Errorf("renewals not_held = %d, want 1", got)
@@ -189,7 +190,7 @@ func TestTelemetryRenewalFailed(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the lock was never declared lost")
 	}
-	waitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
+	lockertest.WaitFor(t, "the lock-lost line", func() bool { return strings.Contains(logs.String(), "lock lost") })
 	req.End()
 	if err := lk.Release(context.Background()); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Errorf("Release after loss: %v", err)

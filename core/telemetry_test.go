@@ -14,15 +14,21 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/lockertest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
 )
 
+// telemetryStores are the stores the telemetry checks run on: each kind
+// of store names itself in reqlock.store, and a real redis-server times
+// its answers.
+var telemetryStores = []lockertest.Store{lockertest.Memory(), lockertest.Redis(), lockertest.Cluster(), lockertest.Redlock()}
+
 // Every acquire outcome a store answers, and the end of each hold, on the
 // memory store and a real redis-server: counted, timed, spanned.
 func TestTelemetryAcquireOutcomes(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s core.Store, _ func(string)) {
+	lockertest.Each(t, telemetryStores, func(t *testing.T, s core.Store, _ func(string)) {
 		p := newProbe()
 		l := newLocker(s, core.WithTelemetry(p.telemetry()))
 		store := storeAttr(t)
@@ -158,8 +164,8 @@ func TestTelemetryAcquireOutcomes(t *testing.T) {
 	})
 }
 
-// storeAttr is the reqlock.store of the contract store a subtest of
-// forEachStore runs on (with or without a holder label).
+// storeAttr is the reqlock.store of the telemetry store a subtest of
+// lockertest.Each runs on (with or without a holder label).
 func storeAttr(t *testing.T) attribute.KeyValue {
 	name := strings.TrimSuffix(path.Base(t.Name()), "+holder")
 	kind := map[string]string{"memory": "memory", "redis": "redis", "cluster": "redis_cluster", "redlock": "redlock"}[name]

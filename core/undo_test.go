@@ -8,6 +8,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/lockertest"
+	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -21,8 +23,8 @@ func TestCancelledAcquireLandingLateTakesNothing(t *testing.T) {
 }
 
 func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
-	px := startProxied(t)
-	l := newLocker(redisstore.New(px.via), append([]core.Option{core.WithTTL(10 * time.Second)}, opts...)...)
+	px := redistest.StartProxied(t)
+	l := newLocker(redisstore.New(px.Via), append([]core.Option{core.WithTTL(10 * time.Second)}, opts...)...)
 	ctx := ctxT(t, 20*time.Second)
 	skey, _ := l.StoreKey("k")
 	// Load the acquire script, so that the held EVALSHA runs when it lands
@@ -33,19 +35,19 @@ func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
 	}
 	_ = warm.Release(ctx)
 
-	land := px.holdNext(t)
-	before := px.answered.Load()
+	land := px.HoldNext(t)
+	before := px.Answered.Load()
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if _, err := l.TryObtain(short, "k"); !errors.Is(err, core.ErrUnavailable) {
 		t.Fatalf("held acquire: %v, want ErrUnavailable", err)
 	}
 	// The clean-up runs in the background, over another connection.
-	waitFor(t, "the clean-up to run", func() bool { return px.answered.Load() > before })
+	lockertest.WaitFor(t, "the clean-up to run", func() bool { return px.Answered.Load() > before })
 	land()
-	settle(t, px.direct)
-	if n := px.direct.Exists(ctx, skey).Val(); n != 0 {
-		left := px.direct.PTTL(ctx, skey).Val()
+	redistest.Settle(t, px.Direct)
+	if n := px.Direct.Exists(ctx, skey).Val(); n != 0 {
+		left := px.Direct.PTTL(ctx, skey).Val()
 		t.Fatalf("the late acquire took the lock for nobody, for %v", left)
 	}
 	// And the key is free for the next caller at once.
@@ -60,22 +62,22 @@ func cancelledAcquireLandingLate(t *testing.T, opts ...core.Option) {
 // the key is free soon after Redis is back instead of at the end of the
 // lease.
 func TestFailedReleaseIsRetried(t *testing.T) {
-	px := startProxied(t)
-	l := newLocker(redisstore.New(px.via), core.WithTTL(10*time.Second))
+	px := redistest.StartProxied(t)
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(10*time.Second))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	px.proxy.Drop(faultproxy.Upstream) // a black hole: the release never lands
+	px.Proxy.Drop(faultproxy.Upstream) // a black hole: the release never lands
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if err := lk.Release(short); !errors.Is(err, core.ErrUnavailable) {
 		t.Fatalf("Release into a black hole: %v, want ErrUnavailable", err)
 	}
-	px.proxy.Heal()
+	px.Proxy.Heal()
 	skey, _ := l.StoreKey("k")
-	waitFor(t, "the key to be freed", func() bool { return px.direct.Exists(ctx, skey).Val() == 0 })
+	lockertest.WaitFor(t, "the key to be freed", func() bool { return px.Direct.Exists(ctx, skey).Val() == 0 })
 }
 
 // The same late-landing acquire, counted: one unavailable acquisition (a

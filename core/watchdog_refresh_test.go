@@ -10,6 +10,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/lockertest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 )
@@ -22,9 +23,9 @@ import (
 // Every other call here honours ctx (that is the point of
 // ContextTimeoutEnabled and of the NewRedisStore warning).
 func TestRefreshHonoursItsContextWhileARenewalHangs(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	const ttl = 3 * time.Second
-	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(ttl))
 	ctx := ctxT(t, 20*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -33,9 +34,9 @@ func TestRefreshHonoursItsContextWhileARenewalHangs(t *testing.T) {
 	defer lk.Release(ctx)
 
 	// The watchdog's first renewal (at ~ttl/3) is the next command; hold it.
-	h := px.proxy.HoldNext(faultproxy.Upstream)
+	h := px.Proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
-	waitCaptured(t, h, "renewal")
+	redistest.WaitCaptured(t, h, "renewal")
 
 	rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
@@ -174,9 +175,9 @@ func TestRefreshOfUnknownOutcomeKeepsTrustRight(t *testing.T) {
 // after the lock was declared lost (renewal replies are late too): the
 // Refresh fails, and what it extended is released. A lost lock stays lost.
 func TestRefreshAfterLostExtendsNothing(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	const ttl = 300 * time.Millisecond
-	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -185,7 +186,7 @@ func TestRefreshAfterLostExtendsNothing(t *testing.T) {
 	if err := lk.Refresh(ctx, ttl); err != nil { // loads the script: no NOSCRIPT round trip later
 		t.Fatal(err)
 	}
-	px.proxy.Delay(faultproxy.Downstream, 2*ttl) // commands run; replies come late
+	px.Proxy.Delay(faultproxy.Downstream, 2*ttl) // commands run; replies come late
 	if err := lk.Refresh(ctx, 10*time.Second); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("Refresh answered after the lock was lost: %v, want ErrNotHeld", err)
 	}
@@ -194,13 +195,13 @@ func TestRefreshAfterLostExtendsNothing(t *testing.T) {
 	default:
 		t.Fatal("Refresh failed but Lost did not fire")
 	}
-	px.proxy.Heal()
+	px.Proxy.Heal()
 	skey, _ := l.StoreKey("k")
-	waitFor(t, "the key Refresh extended to be released", func() bool { return px.direct.Exists(ctx, skey).Val() == 0 })
+	lockertest.WaitFor(t, "the key Refresh extended to be released", func() bool { return px.Direct.Exists(ctx, skey).Val() == 0 })
 	if err := lk.Refresh(ctx, 10*time.Second); !errors.Is(err, core.ErrNotHeld) {
 		t.Fatalf("second Refresh: %v, want ErrNotHeld", err)
 	}
-	if n := px.direct.Exists(ctx, skey).Val(); n != 0 {
+	if n := px.Direct.Exists(ctx, skey).Val(); n != 0 {
 		t.Fatal("a Refresh after Lost put the key back")
 	}
 }

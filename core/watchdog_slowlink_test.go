@@ -1,11 +1,14 @@
 package core_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/lockertest"
+	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 )
 
@@ -18,12 +21,12 @@ import (
 // Worse, each timed-out extend still lands and lengthens the lease in
 // Redis, for a holder that has given up: the key stays taken for nobody.
 func TestSlowButHealthyLinkKeepsLock(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	const (
 		ttl    = 150 * time.Millisecond
 		oneWay = 20 * time.Millisecond
 	)
-	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	// Load the scripts first: no NOSCRIPT round trip on the slow link.
 	warm, err := l.TryObtain(ctx, "warm-up")
@@ -35,10 +38,10 @@ func TestSlowButHealthyLinkKeepsLock(t *testing.T) {
 	}
 	_ = warm.Release(ctx)
 
-	px.proxy.Delay(faultproxy.Upstream, oneWay)
-	px.proxy.Delay(faultproxy.Downstream, oneWay)
+	px.Proxy.Delay(faultproxy.Upstream, oneWay)
+	px.Proxy.Delay(faultproxy.Downstream, oneWay)
 	begin := time.Now()
-	if err := px.via.Ping(ctx).Err(); err != nil {
+	if err := px.Via.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	rtt := time.Since(begin)
@@ -51,10 +54,10 @@ func TestSlowButHealthyLinkKeepsLock(t *testing.T) {
 	skey, _ := l.StoreKey("k")
 	select {
 	case <-lk.Lost():
-		left := px.direct.PTTL(ctx, skey).Val()
+		left := px.Direct.PTTL(ctx, skey).Val()
 		t.Fatalf("lock with a %v lease lost on a healthy link with a %v round trip; "+
 			"Redis still has it for our token: %v, for another %v",
-			ttl, rtt.Round(time.Millisecond), px.direct.Get(ctx, skey).Val() == lk.Token(), left)
+			ttl, rtt.Round(time.Millisecond), px.Direct.Get(ctx, skey).Val() == lk.Token(), left)
 	case <-time.After(10 * ttl):
 	}
 }
@@ -68,7 +71,7 @@ func TestSlowButHealthyLinkKeepsLock(t *testing.T) {
 // the lock would be declared lost while Redis renews it: on a link this
 // slow the waiter must claim the hand-off with an acquire instead.
 func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	ctx := ctxT(t, 20*time.Second)
 	const (
 		ttl    = 3 * time.Second
@@ -76,8 +79,8 @@ func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 	)
 	s := newPollScene(px, ttl)
 
-	px.proxy.Delay(faultproxy.Upstream, oneWay)
-	px.proxy.Delay(faultproxy.Downstream, oneWay)
+	px.Proxy.Delay(faultproxy.Upstream, oneWay)
+	px.Proxy.Delay(faultproxy.Downstream, oneWay)
 	// The waiter's Locker has held a lock on this link before: scripts
 	// loaded, its round trip known.
 	warm, err := s.waiter.TryObtain(ctx, "warm-up")
@@ -100,7 +103,42 @@ func TestHandOverSlowButHealthyLinkKeepsLock(t *testing.T) {
 		time.Sleep(2 * oneWay) // the renewal has landed by now
 		t.Fatalf("the lock a waiter took over was declared lost on a healthy link with a %v round trip; "+
 			"Redis still has it for its token: %v, for another %v",
-			2*oneWay, px.direct.Get(ctx, s.skey).Val() == lk.Token(), px.direct.PTTL(ctx, s.skey).Val())
+			2*oneWay, px.Direct.Get(ctx, s.skey).Val() == lk.Token(), px.Direct.PTTL(ctx, s.skey).Val())
 	case <-time.After(ttl):
 	}
+}
+
+// pollScene is a holder on px's direct client and a waiter over its proxy,
+// both with lease ttl, the waiter's answered polls counted.
+type pollScene struct {
+	px             redistest.Proxied
+	holder, waiter *core.Locker
+	polls          *redistest.AnsweredPolls
+	skey           string // "k"'s store key
+}
+
+func newPollScene(px redistest.Proxied, ttl time.Duration) pollScene {
+	s := pollScene{px: px, polls: redistest.NewAnsweredPolls()}
+	px.Via.AddHook(s.polls.Hook())
+	s.holder = newLocker(redisstore.New(px.Direct), core.WithTTL(ttl))
+	s.waiter = newLocker(redisstore.New(px.Via), core.WithTTL(ttl))
+	s.skey, _ = s.holder.StoreKey("k")
+	return s
+}
+
+// handOverAfterPoll puts the waiter in line behind first, the holder's lock
+// on "k", and releases first right after one of the waiter's polls was
+// answered: the hand-off the waiter then runs under has as much time left
+// as it can have. It returns the waiter's lock.
+func (s pollScene) handOverAfterPoll(t *testing.T, ctx context.Context, first *core.Lock) *core.Lock {
+	t.Helper()
+	got := lockertest.ObtainAsync(ctx, s.waiter, "k")
+	lockertest.WaitFor(t, "the waiter to stand in line", func() bool { return s.px.Direct.LLen(ctx, s.skey+":q").Val() == 1 })
+	s.polls.Drain()
+	if !s.polls.Next(5 * time.Second) {
+		t.Fatal("the waiter did not poll")
+	}
+	lk := lockertest.HandOver(t, ctx, first, got)
+	t.Logf("obtained under token %q", lk.Token())
+	return lk
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 )
 
@@ -22,9 +23,9 @@ import (
 // so the lock is declared lost although the key is still ours in Redis and
 // any retry on a fresh connection would have renewed it.
 func TestOneStuckRenewalIsRetried(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	const ttl = 900 * time.Millisecond
-	l := newLocker(redisstore.New(px.via), core.WithTTL(ttl))
+	l := newLocker(redisstore.New(px.Via), core.WithTTL(ttl))
 	ctx := ctxT(t, 10*time.Second)
 	lk, err := l.TryObtain(ctx, "k")
 	if err != nil {
@@ -32,20 +33,20 @@ func TestOneStuckRenewalIsRetried(t *testing.T) {
 	}
 	defer lk.Release(ctx)
 
-	h := px.proxy.HoldNext(faultproxy.Upstream) // only the next command: the renewal at ~ttl/3
+	h := px.Proxy.HoldNext(faultproxy.Upstream) // only the next command: the renewal at ~ttl/3
 	t.Cleanup(h.Release)
-	waitCaptured(t, h, "renewal")
+	redistest.WaitCaptured(t, h, "renewal")
 	skey, _ := l.StoreKey("k")
 	// Redis is fine: the observer and new connections through the proxy work.
-	if err := px.via.Ping(ctx).Err(); err != nil {
+	if err := px.Via.Ping(ctx).Err(); err != nil {
 		t.Fatalf("a fresh connection through the proxy fails: %v", err)
 	}
 	select {
 	case <-lk.Lost():
-		left := px.direct.PTTL(ctx, skey).Val()
+		left := px.Direct.PTTL(ctx, skey).Val()
 		t.Fatalf("the lock was declared lost while Redis was healthy and still held it for us "+
 			"(value ours: %v, PTTL %v): one stuck renewal was never retried",
-			px.direct.Get(ctx, skey).Val() == lk.Token(), left)
+			px.Direct.Get(ctx, skey).Val() == lk.Token(), left)
 	case <-time.After(2 * ttl):
 	}
 }
@@ -59,12 +60,12 @@ func TestOneStuckRenewalIsRetried(t *testing.T) {
 // renews it. TestOneStuckRenewalIsRetried asks the same of an ordinary
 // lock.
 func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
-	px := startProxied(t)
+	px := redistest.StartProxied(t)
 	ctx := ctxT(t, 20*time.Second)
 	const ttl = 3 * time.Second
 	s := newPollScene(px, ttl)
 	var renewals atomic.Int64
-	px.via.AddHook(sentExtends(&renewals))
+	px.Via.AddHook(sentExtends(&renewals))
 
 	first, err := s.holder.Obtain(ctx, "k")
 	if err != nil {
@@ -78,13 +79,13 @@ func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
 
 	// The next command the waiter's client sends is the lock's first
 	// renewal: it is stuck on its connection until the client gives up on it.
-	h := px.proxy.HoldNext(faultproxy.Upstream)
+	h := px.Proxy.HoldNext(faultproxy.Upstream)
 	t.Cleanup(h.Release)
-	waitCaptured(t, h, "renewal")
+	redistest.WaitCaptured(t, h, "renewal")
 	if b := h.Bytes(); !bytes.Contains(b, []byte("evalsha")) {
 		t.Fatalf("held %q, want the renewal", b)
 	}
-	if err := px.via.Ping(ctx).Err(); err != nil {
+	if err := px.Via.Ping(ctx).Err(); err != nil {
 		t.Fatalf("a fresh connection through the proxy fails: %v", err)
 	}
 	go func() {
@@ -100,14 +101,14 @@ func TestHandOverStuckFirstRenewalIsRetried(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the stuck renewal has landed by now
 		t.Fatalf("the handed-over lock was declared lost after one stuck renewal while Redis was healthy: "+
 			"%d renewal round trip(s) sent in all; value ours: %v, PTTL %v",
-			renewals.Load(), px.direct.Get(ctx, s.skey).Val() == lk.Token(), px.direct.PTTL(ctx, s.skey).Val())
+			renewals.Load(), px.Direct.Get(ctx, s.skey).Val() == lk.Token(), px.Direct.PTTL(ctx, s.skey).Val())
 	case <-time.After(ttl):
 	}
 }
 
 // sentExtends counts, in n, the renewals (extend.lua calls) a client sends.
-func sentExtends(n *atomic.Int64) commandHook {
-	return commandHook{sent: func(cmd redis.Cmder) {
+func sentExtends(n *atomic.Int64) redistest.CommandHook {
+	return redistest.CommandHook{Sent: func(cmd redis.Cmder) {
 		// extend.lua: two keys, the lock and its fence counter.
 		if args := cmd.Args(); len(args) == 8 && fmt.Sprint(args[2]) == "2" {
 			if k, _ := args[4].(string); strings.HasSuffix(k, ":fence") {

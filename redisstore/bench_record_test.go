@@ -3,13 +3,10 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/internal/benchratio"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
@@ -76,8 +73,4 @@ func BenchmarkRecordHit(b *testing.B) {
 	}
 	benchratio.Each(b, "", cycles)
 	b.Run("ratio", func(b *testing.B) { benchratio.Ratios(b, cycles(b)...) })
-}
-
-func newLocker(s core.Store) *core.Locker {
-	return core.NewLocker(s, core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 }
