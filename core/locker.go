@@ -21,6 +21,7 @@ type Locker struct {
 	store     Store
 	ttl       time.Duration
 	retry     backoff.Policy
+	retrySet  bool // WithRetry: retry is the caller's schedule, followed as is
 	autoRenew bool
 	prefix    string
 	log       *slog.Logger
