@@ -15,14 +15,19 @@ import (
 
 // The retry policy is the schedule on every store, with wake-ups or
 // without: Limit gives up after its count of waits, and a constant
-// policy's attempts come as far apart as it says (package retrycases).
+// policy's attempts come as far apart as it says; waiters that poll
+// eagerly keep their places in line (package retrycases).
 // PostgreSQL and etcd run the same cases in their own modules.
 func TestRetryPolicyIsTheSchedule(t *testing.T) {
+	memory := func(*testing.T) store.Store { return memorystore.New() }
+	redisStore := func(t *testing.T) store.Store { return redisstore.New(redistest.Start(t).Client(t)) }
 	t.Run("memory", func(t *testing.T) {
-		retrycases.Run(t, func(*testing.T) store.Store { return memorystore.New() })
+		retrycases.Run(t, memory)
+		retrycases.RunLine(t, memory)
 	})
 	t.Run("redis", func(t *testing.T) {
-		retrycases.Run(t, func(t *testing.T) store.Store { return redisstore.New(redistest.Start(t).Client(t)) })
+		retrycases.Run(t, redisStore)
+		retrycases.RunLine(t, redisStore)
 	})
 	t.Run("redlock", func(t *testing.T) {
 		retrycases.Run(t, func(t *testing.T) store.Store {

@@ -11,8 +11,10 @@ import (
 // by a watch: Limit gives up after its count of waits, and a constant
 // policy's attempts come as far apart as it says.
 func TestRetryPolicyIsTheSchedule(t *testing.T) {
-	retrycases.Run(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T) store.Store {
 		s, _ := newStore(t)
 		return s
-	})
+	}
+	retrycases.Run(t, open)
+	retrycases.RunLine(t, open)
 }

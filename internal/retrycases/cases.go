@@ -102,16 +102,19 @@ func givesUpBeforeLeaseEnds(t *testing.T, s store.Store) {
 	ctx := testCtx(t)
 	const lease = 200 * time.Millisecond
 	hold(t, ctx, s, "short", lease)
-	waiter := locker(s, core.WithRetry(backoff.Limit(backoff.Constant(5*time.Millisecond), 2)))
+	rec := Record(s)
+	waiter := locker(rec, core.WithRetry(backoff.Limit(backoff.Constant(5*time.Millisecond), 2)))
 	start := time.Now()
 	lk, err := waiter.Obtain(ctx, "short")
 	took := time.Since(start)
 	if lk != nil {
 		_ = lk.Release(ctx)
-		t.Fatalf("the waiter got the lock after %v: it asked to give up after two 5 ms waits, the holder's lease was %v", took, lease)
+		t.Fatalf("the waiter got the lock after %v: it asked to give up after two 5 ms waits, the holder's lease was %v; attempts: %v",
+			took, lease, timeline(start, rec.Attempts()))
 	}
 	if !errors.Is(err, core.ErrNotObtained) || took > GiveUpWithin {
-		t.Fatalf("Obtain: %v after %v, want ErrNotObtained within %v", err, took, GiveUpWithin)
+		t.Fatalf("Obtain: %v after %v, want ErrNotObtained within %v; attempts (from the start of Obtain): %v",
+			err, took, GiveUpWithin, timeline(start, rec.Attempts()))
 	}
 	// The waiter that gave up left the line: once the lease has run out, a
 	// third caller gets the key (stores with whole-second leases and lines
