@@ -134,7 +134,9 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 	var sentInLine atomic.Bool // joined, for a subscription coming up alongside
 	if inLine {
 		// Listen before the attempt that may fail, so that a release between
-		// that attempt and the subscription is not missed. The waiter
+		// that attempt and the subscription is not missed; a caller's
+		// schedule does not wait for a connection to open, and is woken
+		// once it listens instead (holdAlongside). The waiter
 		// carries the Locker's holder label: a lock handed to it is held
 		// under its name.
 		waiter, wake = l.instance+"/"+newWaiterID()+l.holder, newWakeSlot()
