@@ -12,7 +12,8 @@ import (
 )
 
 // RunLine checks, on a store that keeps a line of waiters (not Redlock's,
-// which hands the key to nobody), that waiters polling far more often
+// which hands the key to nobody) and can say how many wait (Inspector),
+// that waiters polling far more often
 // than a release comes keep their places: each is served in the order it
 // joined, one at a time, whatever its polls in between.
 func RunLine(t *testing.T, open func(t *testing.T) store.Store) {
@@ -45,7 +46,21 @@ func eagerLine(t *testing.T, s store.Store) {
 				t.Error(err)
 			}
 		})
-		time.Sleep(60 * time.Millisecond) // join in turn
+		// Join in turn: the next starts once this one stands in line.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			h, err := w.Inspect(ctx, "line")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Waiting > i {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d is not in line after 10 s: %+v", i, h)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
