@@ -6,4 +6,8 @@
 // shared by any number of goroutines without them stepping on each other's
 // intervals. Every policy except [None] is randomized, so that many waiters that
 // lost the same race do not all come back at the same instant.
+//
+// A policy given to core.WithRetry is the schedule of Obtain on every store:
+// on a store that wakes waiters at a release, a wake-up ends a wait sooner,
+// never later, and [Limit] gives up after its count of waits all the same.
 package backoff

@@ -11,6 +11,12 @@ import (
 )
 
 // Lock is a held lock. Its methods are safe for concurrent use.
+//
+// A nil *Lock, as a refused TryObtain or Obtain returns, holds nothing, and
+// its methods say so rather than panic: Release, ReleaseDetached, Refresh
+// and TTL return ErrNotHeld; Lost is closed; WithContext's context is
+// cancelled at once with cause ErrNotHeld; Key, StoreKey and Token are ""
+// and Fence is 0.
 type Lock struct {
 	locker *Locker
 	key    string // the caller's key
@@ -45,31 +51,51 @@ type Lock struct {
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Key is the key the lock was obtained for, as the caller gave it.
-func (lk *Lock) Key() string { return lk.key }
+func (lk *Lock) Key() string {
+	if lk == nil {
+		return ""
+	}
+	return lk.key
+}
 
 // StoreKey is the key the store keeps the lock under (Lease.Key): the
 // Locker's prefix and the hashed key. A store's own check of a lock, such
 // as a guard inside a database transaction, looks it up by this key.
-func (lk *Lock) StoreKey() string { return lk.skey }
+func (lk *Lock) StoreKey() string {
+	if lk == nil {
+		return ""
+	}
+	return lk.skey
+}
 
 // Token is the random value that proves ownership in the store; with
 // WithHolder it ends in "." and the holder label. A lock that a release
 // handed to a waiting Locker (see HandOffTimeout) is held under "~" and the
 // waiter's random id.
-func (lk *Lock) Token() string { return lk.token }
+func (lk *Lock) Token() string {
+	if lk == nil {
+		return ""
+	}
+	return lk.token
+}
 
 // Fence is a number strictly greater than that of every earlier holder of
 // the key. Pass it to the resource the lock protects and have the resource
 // refuse a write with a fence below the highest it has seen: that keeps out
 // a holder that paused past its lease.
-func (lk *Lock) Fence() uint64 { return lk.fence }
+func (lk *Lock) Fence() uint64 {
+	if lk == nil {
+		return 0
+	}
+	return lk.fence
+}
 
 // TTL asks the store how long the lease has left. ErrNotHeld means the lock
 // is no longer ours; that includes a lock already known lost, whose copies
 // a redlock.Store may still keep for the few milliseconds of its safety
 // margin.
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if lk.isLost() {
+	if lk == nil || lk.isLost() {
 		return 0, ErrNotHeld
 	}
 	d, err := lk.locker.store.TTL(ctx, lk.skey, lk.token)
@@ -88,6 +114,9 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 // store may or may not have applied it; the lock is trusted as before and
 // the watchdog tries again.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if lk == nil {
+		return ErrNotHeld
+	}
 	if ttl < MinTTL {
 		return fmt.Errorf("reqlock: Refresh: TTL %v is below the minimum %v", ttl, MinTTL)
 	}
@@ -131,6 +160,9 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // store that stalls for a moment does not keep the key from others for the
 // rest of the lease.
 func (lk *Lock) Release(ctx context.Context) error {
+	if lk == nil {
+		return ErrNotHeld
+	}
 	if t := lk.locker.telemetry; t != nil {
 		ctx, span := t.startRelease(ctx)
 		err := lk.release(ctx)
@@ -168,6 +200,9 @@ func (lk *Lock) release(ctx context.Context) error {
 // cancellation, bounded by a short timeout of its own: the way to release
 // after a request whose client may be gone.
 func (lk *Lock) ReleaseDetached(ctx context.Context) error {
+	if lk == nil {
+		return ErrNotHeld
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lk.locker.releaseTimeout())
 	defer cancel()
 	return lk.Release(rctx)
@@ -177,6 +212,9 @@ func (lk *Lock) ReleaseDetached(ctx context.Context) error {
 // while we still meant to hold it: the watchdog could not renew it before the
 // lease ran out, or found it deleted or taken. Release does not close it.
 func (lk *Lock) Lost() <-chan struct{} {
+	if lk == nil {
+		return closedCh
+	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if lk.lostCh == nil {
@@ -192,6 +230,11 @@ func (lk *Lock) Lost() <-chan struct{} {
 // FromContext) and is cancelled with cause ErrLockLost when the lock is lost.
 // Call cancel when done with it.
 func (lk *Lock) WithContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if lk == nil {
+		cctx, cancelCause := context.WithCancelCause(ctx)
+		cancelCause(ErrNotHeld)
+		return cctx, func() {}
+	}
 	cctx, cancelCause := context.WithCancelCause(context.WithValue(ctx, lockCtxKey{}, lk))
 	id := new(int)
 	lk.mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/burstlog"
 )
 
 // Locker hands out locks from one Store. It is safe for concurrent use and
@@ -21,9 +22,11 @@ type Locker struct {
 	store     Store
 	ttl       time.Duration
 	retry     backoff.Policy
+	retrySet  bool // WithRetry: retry is the caller's schedule, followed as is
 	autoRenew bool
 	prefix    string
 	log       *slog.Logger
+	warnings  burstlog.Log  // the warnings logged on log, one line per burst
 	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
 	telemetry *telemetry    // nil: no metrics or spans, and no work for them
 	holder    string        // "." + the WithHolder label, or ""

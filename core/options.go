@@ -20,7 +20,12 @@ const (
 	MinTTL = 10 * time.Millisecond
 )
 
-// DefaultRetry is how Obtain waits between attempts unless told otherwise.
+// DefaultRetry is how Obtain waits between attempts unless told otherwise
+// (WithRetry). On a store that wakes waiters (every store this module
+// ships), a Locker without WithRetry also waits at least about
+// store.HandOffTimeout between polls: a release wakes its waiter at once,
+// so polling only finds a holder whose lease ran out, and need not be
+// eager.
 var DefaultRetry = backoff.Exponential(10*time.Millisecond, 500*time.Millisecond)
 
 // Option configures a Locker.
@@ -34,12 +39,17 @@ func WithTTL(d time.Duration) Option {
 }
 
 // WithRetry sets how Obtain waits between attempts (default DefaultRetry).
-// Waiting also ends with Obtain's context.
+// The policy is the schedule, on every store: each wait ends when p says,
+// or sooner when a release wakes the waiter, never later; a policy that
+// gives up (backoff.Limit, backoff.None) ends Obtain with ErrNotObtained
+// after its count of waits, and a waiter that stood in the store's line
+// leaves it then. Waiting also ends with Obtain's context, and never sleeps
+// past the holder's remaining lease.
 func WithRetry(p backoff.Policy) Option {
 	if p == nil {
 		panic("reqlock: WithRetry: nil policy")
 	}
-	return func(l *Locker) { l.retry = p }
+	return func(l *Locker) { l.retry, l.retrySet = p, true }
 }
 
 // WithAttemptTimeout bounds each acquire round trip to the store, so that

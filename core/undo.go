@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/reqlock/reqlock/backoff"
@@ -29,7 +30,10 @@ func (l *Locker) undo(ctx context.Context, until time.Time, skey string, what un
 		var err error
 		defer func() {
 			if err != nil {
-				l.log.Warn("reqlock: background undo gave up", logStoreKey, skey, attrReason, string(what), attrError, err)
+				// A store outage makes every undo of it give up alike:
+				// one line per burst, with the count of the rest.
+				l.warnings.Log(l.log, slog.LevelWarn, "reqlock: background undo gave up", what,
+					logStoreKey, skey, attrReason, string(what), attrError, err)
 			}
 		}()
 		for {

@@ -131,20 +131,30 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 	var wake *wakeSlot
 	var woken chan struct{} // nil, never ready, for a store that wakes nobody
 	subscribed, joined, got := false, false, false
+	var sentInLine atomic.Bool // joined, for a subscription coming up alongside
 	if inLine {
 		// Listen before the attempt that may fail, so that a release between
-		// that attempt and the subscription is not missed. The waiter
+		// that attempt and the subscription is not missed; a caller's
+		// schedule does not wait for a connection to open, and is woken
+		// once it listens instead (holdAlongside). The waiter
 		// carries the Locker's holder label: a lock handed to it is held
 		// under its name.
 		waiter, wake = l.instance+"/"+newWaiterID()+l.holder, newWakeSlot()
 		woken = wake.ch
 		l.wakes.add(skey, waiter, wake)
 		defer l.wakes.remove(skey, waiter)
-		wctx, cancel := context.WithTimeout(ctx, l.releaseTimeout())
-		done, err := l.subscription(waker).Hold(wctx)
-		cancel()
-		if subscribed = err == nil; subscribed {
-			defer done()
+		sub := l.subscription(waker)
+		if l.retrySet && opening(sub) {
+			// The caller's schedule starts now, not once a connection to
+			// listen on is open: the subscription comes up alongside.
+			defer holdAlongside(ctx, sub, l.releaseTimeout(), wake, &sentInLine)()
+		} else {
+			wctx, cancel := context.WithTimeout(ctx, l.releaseTimeout())
+			done, err := sub.Hold(wctx)
+			cancel()
+			if subscribed = err == nil; subscribed {
+				defer done()
+			}
 		}
 		defer func() {
 			if joined && !got {
@@ -166,11 +176,13 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 			if d < 0 { // backoff.Stop
 				return nil, nil, taken
 			}
-			if subscribed {
+			if subscribed && !l.retrySet {
 				// A release wakes the head of the line, and a subscription
 				// that lost its connection wakes every waiter once it is
-				// back: polling is only the floor, for a holder that never
-				// releases (its lease runs out), so it need not be eager.
+				// back: without a policy of the caller's, polling is only
+				// the fallback, for a holder that never releases (its
+				// lease runs out), so it need not be eager. A policy the
+				// caller set is the schedule: a wake-up only comes earlier.
 				d = max(d, store.HandOffTimeout+rand.N(store.HandOffTimeout/2))
 			}
 			// No point sleeping past the holder's lease: if it is not renewed,
@@ -193,6 +205,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		}
 		// An attempt in line may join it even when its answer is lost.
 		joined = joined || inLine
+		sentInLine.Store(joined)
 		sent := time.Now()
 		lk, record, err := l.attempt(ctx, key, skey, withRecord, waiter)
 		if err == nil {

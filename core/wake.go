@@ -1,8 +1,10 @@
 package core
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reqlock/reqlock/core/store"
 )
@@ -88,5 +90,40 @@ func (r *wakeRegistry) grant(key, waiter string, fence uint64) {
 				}
 			}
 		}
+	}
+}
+
+// opening reports whether sub is a subscription that has yet to open its
+// connection (a Listener not listening): holding it may take a round trip
+// or a new connection, which a caller's schedule does not wait for.
+func opening(sub store.Subscription) bool {
+	l, ok := sub.(store.Listener)
+	return ok && !l.Listening()
+}
+
+// holdAlongside holds sub in the background, for a wait that goes on
+// meanwhile, bounded by timeout; stop lets go of it, or stops trying. A
+// release while the subscription was not listening yet goes unheard, and
+// may have handed the lock to this waiter: once it listens, a waiter that
+// has stood in line since (joined) is woken, to claim what was handed to
+// it, or to find the key still taken.
+func holdAlongside(ctx context.Context, sub store.Subscription, timeout time.Duration, wake *wakeSlot, joined *atomic.Bool) (stop func()) {
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	held := make(chan func(), 1)
+	go func() {
+		done, err := sub.Hold(hctx)
+		if err != nil {
+			done = func() {}
+		} else if joined.Load() {
+			select {
+			case wake.ch <- struct{}{}:
+			default:
+			}
+		}
+		held <- done
+	}()
+	return func() {
+		cancel()
+		(<-held)()
 	}
 }

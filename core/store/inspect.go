@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -41,6 +42,44 @@ type Holding struct {
 	Holder string
 	// StoreKey is the key the store uses: the prefix and the hashed key.
 	StoreKey string
+}
+
+// holdingJSON is the JSON form of a Holding, the one `reqlock inspect
+// -json` prints: snake_case names, the lease in whole milliseconds.
+type holdingJSON struct {
+	Held      bool   `json:"held"`
+	HandedOff bool   `json:"handed_off"`
+	Holder    string `json:"holder"`
+	LeaseMs   int64  `json:"lease_ms"`
+	Fence     uint64 `json:"fence"`
+	Waiting   int    `json:"waiting"`
+	StoreKey  string `json:"store_key"`
+}
+
+// MarshalJSON writes h as `reqlock inspect -json` prints it:
+//
+//	{"held":true,"handed_off":false,"holder":"pod-a","lease_ms":9000,"fence":7,"waiting":2,"store_key":"reqlock:{…}"}
+//
+// every field always present, the lease in whole milliseconds (rounded
+// down), so that an operator's endpoint and the command read alike.
+func (h Holding) MarshalJSON() ([]byte, error) {
+	return json.Marshal(holdingJSON{
+		Held: h.Held, HandedOff: h.HandedOff, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
+		Fence: h.Fence, Waiting: h.Waiting, StoreKey: h.StoreKey,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (h *Holding) UnmarshalJSON(b []byte) error {
+	var j holdingJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*h = Holding{
+		Held: j.Held, HandedOff: j.HandedOff, Holder: j.Holder, Lease: time.Duration(j.LeaseMs) * time.Millisecond,
+		Fence: j.Fence, Waiting: j.Waiting, StoreKey: j.StoreKey,
+	}
+	return nil
 }
 
 // Inspector is implemented by stores that can say who holds a key without
