@@ -1,0 +1,95 @@
+package grpclock
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// Mode says what a call does when another call with the same key is in
+// flight: httplock.Reject (the default) or httplock.Wait.
+type Mode = httplock.Mode
+
+// The modes, as in httplock.
+const (
+	// Reject answers a duplicate at once with Aborted and RetryInfo.
+	Reject = httplock.Reject
+	// Wait queues a duplicate for up to MaxWait and then runs it; past
+	// MaxWait it gets Aborted as in Reject mode.
+	Wait = httplock.Wait
+)
+
+// Config says how the interceptors lock. Locker and Key are required; every
+// other zero field takes httplock's default.
+type Config struct {
+	// Locker takes the locks. Share one per store across interceptors.
+	Locker *core.Locker
+
+	// Key extracts the raw key of a call: FromMetadata, FromContext,
+	// FromRequest or Join of them. "" means no key: the call runs
+	// unlocked, or is refused when KeyRequired is set.
+	Key KeyFunc
+
+	// Mode is Reject (the default) or Wait.
+	Mode Mode
+
+	// MaxWait bounds the whole time a call spends getting its key in Wait
+	// mode (default httplock.DefaultMaxWait); the call's own deadline may
+	// end it sooner.
+	MaxWait time.Duration
+
+	// StoreTimeout bounds each store call: an attempt to take the lock
+	// and the release (default httplock.DefaultStoreTimeout).
+	StoreTimeout time.Duration
+
+	// FailOpen runs the handler unlocked when the store is unavailable.
+	// The default, fail-closed, answers Unavailable with RetryInfo.
+	FailOpen bool
+
+	// KeyRequired refuses a call without a key: InvalidArgument when the
+	// key comes from what the client sends, Internal (logged) when it comes
+	// from the context (FromContext), which only the server sets.
+	KeyRequired bool
+
+	// Logger receives the store and key warnings and errors (default
+	// slog.Default()).
+	Logger *slog.Logger
+
+	// Scope names the lock space. Empty means the call's full method name
+	// ("/pkg.Service/Method"), so each method locks on its own; methods
+	// whose interceptors share a Scope share one lock per key.
+	Scope string
+}
+
+// engine builds the one flow every reqlock middleware runs. It panics if
+// cfg is invalid, a mistake to catch at start-up.
+func (cfg Config) engine(caller string) *httplock.Engine {
+	if cfg.Key == nil {
+		panic(fmt.Errorf("%s: Config.Key is nil: %w", caller, httplock.ErrInvalidConfig))
+	}
+	e, err := httplock.NewEngine(httplock.Config{
+		Locker:       cfg.Locker,
+		Mode:         cfg.Mode,
+		MaxWait:      cfg.MaxWait,
+		StoreTimeout: cfg.StoreTimeout,
+		FailOpen:     cfg.FailOpen,
+		KeyRequired:  cfg.KeyRequired,
+		Logger:       cfg.Logger,
+		Scope:        cfg.Scope,
+	})
+	if err != nil {
+		panic(fmt.Errorf("%s: %w", caller, err))
+	}
+	return e
+}
+
+// scope is the lock scope of a call to fullMethod.
+func (cfg Config) scope(fullMethod string) string {
+	if cfg.Scope != "" {
+		return cfg.Scope
+	}
+	return fullMethod
+}
