@@ -1,0 +1,243 @@
+package grpclock_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/grpclock"
+	"github.com/reqlock/reqlock/grpclock/internal/redisserver"
+	"github.com/reqlock/reqlock/memorystore"
+	"github.com/reqlock/reqlock/redisstore"
+)
+
+// quiet drops the engine's and the Locker's logs: tests check codes.
+var quiet = slog.New(slog.DiscardHandler)
+
+// backend is one store the cases run against; redis is nil for memory.
+type backend struct {
+	locker *core.Locker
+	redis  *redisserver.Server
+}
+
+// eachStore runs f against the memory store and a real Redis.
+func eachStore(t *testing.T, f func(t *testing.T, be backend)) {
+	t.Run("memory", func(t *testing.T) {
+		f(t, backend{locker: core.NewLocker(memorystore.New(), core.WithLogger(quiet))})
+	})
+	t.Run("redis", func(t *testing.T) {
+		srv := redisserver.Start(t)
+		l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithLogger(quiet))
+		f(t, backend{locker: l, redis: srv})
+	})
+}
+
+// health is the service under test: grpc's health service, whose Check
+// (unary) and Watch (server stream) run what the test gives them.
+type health struct {
+	grpc_health_v1.UnimplementedHealthServer
+	check func(ctx context.Context, req *grpc_health_v1.HealthCheckRequest) error
+	watch func(stream grpc.ServerStreamingServer[grpc_health_v1.HealthCheckResponse]) error
+}
+
+func (h *health) Check(ctx context.Context, req *grpc_health_v1.HealthCheckRequest) (*grpc_health_v1.HealthCheckResponse, error) {
+	if h.check != nil {
+		if err := h.check(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return &grpc_health_v1.HealthCheckResponse{Status: grpc_health_v1.HealthCheckResponse_SERVING}, nil
+}
+
+func (h *health) Watch(req *grpc_health_v1.HealthCheckRequest, stream grpc.ServerStreamingServer[grpc_health_v1.HealthCheckResponse]) error {
+	if h.watch == nil {
+		return stream.Send(&grpc_health_v1.HealthCheckResponse{Status: grpc_health_v1.HealthCheckResponse_SERVING})
+	}
+	return h.watch(stream)
+}
+
+// server is a gRPC server on a free loopback port with the interceptors
+// chained in order (the first is outermost), and a client of it; both are
+// stopped at the end of the test.
+type server struct {
+	client grpc_health_v1.HealthClient
+	codes  chan codes.Code // what the chain answered each call, as the server sent it
+}
+
+func serve(t testing.TB, h *health, cfg grpclock.Config) *server {
+	t.Helper()
+	s := &server{codes: make(chan codes.Code, 100)}
+	record := func(err error) {
+		select {
+		case s.codes <- status.Code(err):
+		default:
+		}
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(
+			func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+				resp, err := next(ctx, req)
+				record(err)
+				return resp, err
+			},
+			recoverUnary,
+			grpclock.UnaryServerInterceptor(cfg)),
+		grpc.ChainStreamInterceptor(
+			func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+				err := next(srv, ss)
+				record(err)
+				return err
+			},
+			grpclock.StreamServerInterceptor(cfg)),
+	)
+	grpc_health_v1.RegisterHealthServer(srv, h)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		srv.Stop()
+		<-done
+	})
+	s.client = grpc_health_v1.NewHealthClient(conn)
+	return s
+}
+
+// recoverUnary is the recovery interceptor every gRPC server should have:
+// a panic becomes Internal.
+func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, status.Error(codes.Internal, "handler panicked")
+		}
+	}()
+	return next(ctx, req)
+}
+
+// withKey is ctx with the x-key metadata the tests key calls by.
+func withKey(ctx context.Context, key string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "x-key", key)
+}
+
+// check calls Check with key in x-key and returns its error.
+func (s *server) check(ctx context.Context, key string) error {
+	_, err := s.client.Check(withKey(ctx, key), &grpc_health_v1.HealthCheckRequest{})
+	return err
+}
+
+// lastCode is what the server answered the call that ended last.
+func (s *server) lastCode(t *testing.T) codes.Code {
+	t.Helper()
+	select {
+	case c := <-s.codes:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server answered no call")
+		return 0
+	}
+}
+
+// gate holds the calls that enter it until it is opened, and counts them.
+type gate struct {
+	entered chan struct{}
+	open    chan struct{}
+	once    sync.Once
+
+	mu            sync.Mutex
+	running, most int
+	total         int
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}, 100), open: make(chan struct{})} }
+
+func (g *gate) pass(ctx context.Context) error {
+	g.mu.Lock()
+	g.running++
+	g.total++
+	g.most = max(g.most, g.running)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.running--
+		g.mu.Unlock()
+	}()
+	g.entered <- struct{}{}
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+
+func (g *gate) counts() (most, total int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.most, g.total
+}
+
+// waitEntered waits for a call to be in the handler.
+func (g *gate) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no call reached the handler")
+	}
+}
+
+// wantCode fails unless err is a status with code c.
+func wantCode(t *testing.T, err error, c codes.Code) *status.Status {
+	t.Helper()
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != c {
+		t.Fatalf("got %v, want code %v", err, c)
+	}
+	return st
+}
+
+// retryInfo is the RetryInfo among st's details, or nil.
+func retryInfo(st *status.Status) *errdetails.RetryInfo {
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri
+		}
+	}
+	return nil
+}
+
+// drain reads a stream to its end and returns the error that ended it (nil
+// for a clean end).
+func drain[T any](s grpc.ServerStreamingClient[T]) error {
+	for {
+		if _, err := s.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
