@@ -34,10 +34,15 @@ type backend struct {
 	redis  *redisserver.Server
 }
 
+// memoryLocker is a Locker on a fresh memory store.
+func memoryLocker() *core.Locker {
+	return core.NewLocker(memorystore.New(), core.WithLogger(quiet))
+}
+
 // eachStore runs f against the memory store and a real Redis.
 func eachStore(t *testing.T, f func(t *testing.T, be backend)) {
 	t.Run("memory", func(t *testing.T) {
-		f(t, backend{locker: core.NewLocker(memorystore.New(), core.WithLogger(quiet))})
+		f(t, backend{locker: memoryLocker()})
 	})
 	t.Run("redis", func(t *testing.T) {
 		srv := redisserver.Start(t)
@@ -80,6 +85,17 @@ type server struct {
 
 func serve(t testing.TB, h *health, cfg grpclock.Config) *server {
 	t.Helper()
+	return serveWith(t, h, cfg, nil)
+}
+
+// serveWith is serve with auth, when not nil, chained between recovery and
+// the lock.
+func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServerInterceptor) *server {
+	t.Helper()
+	unary := []grpc.UnaryServerInterceptor{recoverUnary}
+	if auth != nil {
+		unary = append(unary, auth)
+	}
 	s := &server{codes: make(chan codes.Code, 100)}
 	record := func(err error) {
 		select {
@@ -91,15 +107,14 @@ func serve(t testing.TB, h *health, cfg grpclock.Config) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recorder := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		resp, err := next(ctx, req)
+		record(err)
+		return resp, err
+	}
+	unary = append(append([]grpc.UnaryServerInterceptor{recorder}, unary...), grpclock.UnaryServerInterceptor(cfg))
 	srv := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(
-			func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-				resp, err := next(ctx, req)
-				record(err)
-				return resp, err
-			},
-			recoverUnary,
-			grpclock.UnaryServerInterceptor(cfg)),
+		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(
 			func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
 				err := next(srv, ss)
