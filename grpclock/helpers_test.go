@@ -103,17 +103,13 @@ func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServ
 		default:
 		}
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	recorder := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		resp, err := next(ctx, req)
 		record(err)
 		return resp, err
 	}
 	unary = append(append([]grpc.UnaryServerInterceptor{recorder}, unary...), grpclock.UnaryServerInterceptor(cfg))
-	srv := grpc.NewServer(
+	s.client = start(t, h,
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(
 			func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
@@ -121,8 +117,19 @@ func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServ
 				record(err)
 				return err
 			},
-			grpclock.StreamServerInterceptor(cfg)),
-	)
+			grpclock.StreamServerInterceptor(cfg)))
+	return s
+}
+
+// start runs h on a gRPC server with opts, on a free loopback port, and
+// returns a client of it; both are stopped at the end of the test.
+func start(t testing.TB, h *health, opts ...grpc.ServerOption) grpc_health_v1.HealthClient {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(opts...)
 	grpc_health_v1.RegisterHealthServer(srv, h)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(lis) }()
@@ -135,8 +142,7 @@ func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServ
 		srv.Stop()
 		<-done
 	})
-	s.client = grpc_health_v1.NewHealthClient(conn)
-	return s
+	return grpc_health_v1.NewHealthClient(conn)
 }
 
 // recoverUnary is the recovery interceptor every gRPC server should have:
