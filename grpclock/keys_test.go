@@ -15,8 +15,6 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 )
 
-type userKey struct{}
-
 // withUser is an auth interceptor that puts the x-user metadata on the
 // context as the verified user; a user "!" gets a value no key can be made
 // of.
