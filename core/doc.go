@@ -21,8 +21,12 @@
 //     Fence along.
 //
 // Once and the record calls (TryObtainOrRecord, Lock.ReleaseRecording) run
-// a function at most once per key within a retention, on a store that keeps
-// records (Recorder): later callers get the recorded result.
+// a function once per key within a retention, on a store that keeps records
+// (Recorder): later callers get the recorded result. Exactly once when the
+// store runs the function in a unit that commits with the record
+// (UnitRecorder: pgstore.WithTx); elsewhere a run that lost its lock
+// before its record is in doubt, and the next caller is told (ErrInDoubt,
+// Outcome.InDoubt, WithDoubtPolicy).
 //
 // Lead runs a function on one instance at a time, campaigning for a key
 // until its context ends: leadership is the key's lock, held while the

@@ -30,6 +30,7 @@ type Locker struct {
 	perTry    time.Duration // bound on each acquire round trip; 0: ctx alone
 	telemetry *telemetry    // nil: no metrics or spans, and no work for them
 	holder    string        // "." + the WithHolder label, or ""
+	doubt     DoubtPolicy   // what Once does after a run in doubt
 
 	dog     watchdog
 	waiters waitQueues
@@ -194,9 +195,9 @@ func (l *Locker) Do(ctx context.Context, key string, fn func(context.Context) er
 		relErr := lk.ReleaseDetached(ctx)
 		switch {
 		case lk.isLost():
-			err = errors.Join(err, ErrLockLost)
+			err = joinErrors(err, ErrLockLost)
 		case relErr != nil:
-			err = errors.Join(err, relErr)
+			err = joinErrors(err, relErr)
 		}
 	}()
 	return fn(lctx)

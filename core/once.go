@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Outcome is what Once hands back: the value fn returned, or, when Replayed,
@@ -13,6 +15,10 @@ import (
 type Outcome struct {
 	Value    []byte
 	Replayed bool // fn did not run: Value (and the error, if any) are the first run's
+	// InDoubt: the run before this one lost its lock without a record, so
+	// whether its effect landed is unknown. With RunAgain fn ran all the
+	// same; with RefuseInDoubt it did not, and the error is ErrInDoubt.
+	InDoubt bool
 }
 
 // Final marks an error of fn as the answer itself, not a failure to get one
@@ -42,22 +48,46 @@ type RecordedError struct{ Message string }
 func (e *RecordedError) Error() string        { return e.Message }
 func (e *RecordedError) Is(target error) bool { return target == ErrRecorded }
 
-// Once runs fn at most once per key within retention (DefaultRetention when
-// 0), across every process on the store: the first caller runs it under the
-// lock for key and records what it returned, in the same round trip as the
-// release; callers while it runs wait for it, as Obtain does, and get its
-// record; callers later, until the retention ends, get the record at once.
-// It gives a queue consumer or a cron job the guarantee an idempotency key
-// gives an HTTP request.
+// Once runs fn for key and records what it returned, so that later callers
+// get the record instead of running fn again: once per key within
+// retention (DefaultRetention when 0), across every process on the store.
+// The first caller runs fn under the lock for key and records its result in
+// the same round trip as the release; callers while it runs wait for it, as
+// Obtain does, and get its record; callers later, until the retention
+// ends, get the record at once. It gives a queue consumer or a cron job the
+// guarantee an idempotency key gives an HTTP request.
 //
 // What is recorded: a nil error with its value, or a Final error. Not
-// recorded, so that the next caller runs fn again: any other error, a
-// panic (which goes on up after the lock is released), and a run whose lock
-// was lost before the record was written (the error is then ErrLockLost
-// too, and another caller may have run fn meanwhile: fence what fn writes).
-// ctx bounds the wait; fn's context carries the lock and ends with
-// ErrLockLost if it is lost. The store must keep records (ErrNoRecords).
+// recorded, so that the next caller runs fn again: any other error.
+//
+// How many times fn's effect lands depends on where it lives:
+//   - In the store's own database, through a unit the store runs fn in
+//     (pgstore.WithTx, store.UnitRecorder): exactly once. fn's writes and
+//     the record commit together, or neither does, and a holder that lost
+//     its lock cannot commit.
+//   - Elsewhere: a run that lost its lock before its record (a crash, a
+//     pause past its lease, a store that lost the lock), or that panicked,
+//     leaves its outcome unknown. The store remembers that it started
+//     (store.RunMarker), and the next holder is told: Outcome.InDoubt, and
+//     with RefuseInDoubt (WithDoubtPolicy) no run but ErrInDoubt; with
+//     RunAgain, the default, fn runs again: at least once.
+//
+// A run whose lock was lost returns an error that is ErrLockLost and fn's
+// own error, if any. ctx bounds the wait; fn's context carries the lock and
+// ends with ErrLockLost if it is lost. The store must keep records
+// (ErrNoRecords).
 func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, fn func(context.Context) ([]byte, error)) (Outcome, error) {
+	if _, err := l.recorder(); err != nil {
+		return Outcome{}, err
+	}
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	unit := l.unitRecorder()
+	marker, marks := l.store.(store.RunMarker)
+	if unit == nil && !marks && l.doubt == RefuseInDoubt {
+		return Outcome{}, ErrNoRunMarks
+	}
 	lk, rec, err := l.ObtainOrRecord(ctx, key)
 	if err != nil {
 		return Outcome{}, err
@@ -66,28 +96,49 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 		return decodeOutcome(rec)
 	}
 	lctx, cancel := lk.WithContext(ctx)
-	recorded := false
-	defer func() {
-		cancel()
-		if !recorded { // fn failed or panicked: free the key for a retry
+	defer cancel()
+	if unit != nil {
+		return l.onceInUnit(ctx, lctx, lk, unit, retention, fn)
+	}
+	var out Outcome
+	if marks {
+		if out.InDoubt, err = l.markRun(ctx, lk, marker, retention); err != nil {
 			_ = lk.ReleaseDetached(ctx)
+			return out, err
 		}
+	}
+	// clean: fn returned an error that is not recorded, with the lock
+	// still ours: its run left nothing in doubt. A panic is not clean.
+	clean, recorded := false, false
+	defer func() {
+		if recorded {
+			return
+		}
+		if clean && marks {
+			lk.unmarkRun(ctx, marker)
+		}
+		_ = lk.ReleaseDetached(ctx)
 	}()
 	value, ferr := fn(lctx)
+	out.Value = value
 	var final *finalError
 	if ferr != nil && !errors.As(ferr, &final) {
-		return Outcome{Value: value}, ferr
+		if lk.isLost() {
+			return out, joinErrors(ferr, ErrLockLost)
+		}
+		clean = true
+		return out, ferr
 	}
 	recorded = true
 	rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout())
 	defer stop()
 	switch err := lk.ReleaseRecording(rctx, encodeOutcome(value, ferr), retention); {
 	case errors.Is(err, ErrNotHeld):
-		return Outcome{Value: value}, errors.Join(ferr, ErrLockLost)
+		return out, joinErrors(ferr, ErrLockLost)
 	case err != nil:
-		return Outcome{Value: value}, errors.Join(ferr, err)
+		return out, joinErrors(ferr, err)
 	}
-	return Outcome{Value: value}, ferr
+	return out, ferr
 }
 
 // A recorded outcome: one byte of kind, then for a failure the length of its

@@ -101,6 +101,7 @@ func (s *Store) ReleaseRecording(ctx context.Context, key, token string, record 
 		ops := []clientv3.Op{
 			clientv3.OpPut(recordKey(key), encodeRecord(record, time.Now().Add(retention)), clientv3.WithLease(id)),
 			clientv3.OpDelete(linePrefix(key), clientv3.WithPrefix()),
+			clientv3.OpDelete(runKey(key)), // the run recorded: nothing in doubt
 		}
 		if k == key {
 			// Held by its value, not by heading the line (whose key the

@@ -19,6 +19,9 @@ type Store struct {
 
 	records memoryRecords
 	lines   memoryLines
+	runs    map[string]memoryRun // marks of runs of recorded keys (RunMarker)
+	units   map[string]string    // key: the token whose unit is open on it (UnitRecorder)
+	unitsOn bool                 // WithUnits
 }
 
 type memoryLock struct {
@@ -70,6 +73,7 @@ func (s *Store) ReleaseRecording(_ context.Context, key, token string, record []
 		return store.ErrNotHeld
 	}
 	s.records.put(key, record, now.Add(retention), now)
+	delete(s.runs, key)
 	delete(s.locks, key)
 	line := s.lines.drop(key) // everyone in line gets the record
 	s.mu.Unlock()
@@ -99,12 +103,13 @@ func (s *Store) Acquire(ctx context.Context, l store.Lease) (store.Grant, error)
 // before anyone can be granted those keys; the caller holds mu, and
 // finishes lapsed once it has let go of it and before it answers.
 func (s *Store) acquireLocked(l store.Lease, waiter string, lapse store.LapseNotice, now time.Time) (g store.Grant, lapsed []func(), err error) {
-	if cur, ok := s.locks[l.Key]; ok && now.Before(cur.expires) && cur.token != l.Token &&
+	if cur, ok := s.locks[l.Key]; ok && (now.Before(cur.expires) || s.unitHolds(l.Key, l.Token)) && cur.token != l.Token &&
 		(waiter == "" || cur.token != reservedFor(waiter)) {
 		if waiter != "" {
 			s.lines.join(l.Key, waiter)
 		}
-		return store.Grant{}, nil, &store.NotObtainedError{Remaining: cur.expires.Sub(now)}
+		// A unit holds a lapsed lease until it ends: how long is unknown.
+		return store.Grant{}, nil, &store.NotObtainedError{Remaining: max(cur.expires.Sub(now), time.Millisecond)}
 	}
 	if waiter != "" {
 		s.lines.leave(l.Key, waiter)
@@ -140,7 +145,7 @@ func (s *Store) acquireLocked(l store.Lease, waiter string, lapse store.LapseNot
 // added to lapsed.
 func (s *Store) sweep(now time.Time, lapsed []func()) []func() {
 	for k, v := range s.locks {
-		if !now.Before(v.expires) {
+		if !now.Before(v.expires) && s.units[k] == "" {
 			delete(s.locks, k)
 			if v.lapse != nil {
 				lapsed = lapseInto(v.lapse, lapsed)
@@ -148,6 +153,7 @@ func (s *Store) sweep(now time.Time, lapsed []func()) []func() {
 		}
 	}
 	s.records.evict(now)
+	s.sweepRuns(now)
 	s.sweepAt = max(2*len(s.locks), minSweep)
 	return lapsed
 }

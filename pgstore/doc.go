@@ -34,6 +34,14 @@
 // lock before the transaction's first statement. For a lock kept elsewhere (Redis), package fence makes
 // a SQL write refuse a stale fence instead.
 //
+// # WithTx
+//
+// With WithTx, core.Locker.Once runs its function in a transaction the
+// store began and guarded, reached with Tx(ctx), and writes the run's
+// record and releases the lock in that transaction before its COMMIT: the
+// function's writes and the record land together or not at all, so a
+// retry replays or runs once more, and never writes twice.
+//
 // # Layout
 //
 // Schema (schema.sql) creates a sequence, reqlock_fence, two tables,

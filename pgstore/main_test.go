@@ -10,7 +10,10 @@ import (
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	runOnceChild() // a child process of records_tx_pause_test.go runs its part and exits
+	pgtest.Main(m)
+}
 
 // open returns a migrated store on a fresh database of the shared server,
 // and its pool.

@@ -53,6 +53,18 @@ CREATE TABLE IF NOT EXISTS reqlock_records (
 );
 CREATE INDEX IF NOT EXISTS reqlock_records_expires ON reqlock_records (expires);
 
+-- Marks of runs of recorded keys (store.RunMarker): a holder's run leaves
+-- one as it starts, and its record (reqlock_release_record) or a clean end
+-- (reqlock_unmark_run) takes it away; one still there when the next holder
+-- starts is a run that lost its lock, whose outcome is unknown. Deleted by
+-- reqlock_purge once expired.
+CREATE TABLE IF NOT EXISTS reqlock_runs (
+  key     text PRIMARY KEY,
+  token   text NOT NULL,
+  expires timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reqlock_runs_expires ON reqlock_runs (expires);
+
 -- reqlock_ms is d in whole milliseconds, rounded up, never below 0.
 CREATE OR REPLACE FUNCTION reqlock_ms(d interval) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
@@ -298,6 +310,7 @@ BEGIN
   INSERT INTO reqlock_records (key, value, expires)
     VALUES (p_key, coalesce(p_record, ''::bytea), t + p_retention_ms * interval '1 millisecond')
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires;
+  DELETE FROM reqlock_runs WHERE key = p_key;
   IF r.line_until > t THEN
     FOREACH w IN ARRAY r.line LOOP
       PERFORM reqlock_tell(p_key, w, NULL);
@@ -333,8 +346,13 @@ LANGUAGE sql AS $$
     DELETE FROM reqlock_records WHERE key IN (
       SELECT key FROM reqlock_records WHERE expires < clock_timestamp()
       ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1),
+  m AS (
+    DELETE FROM reqlock_runs WHERE key IN (
+      SELECT key FROM reqlock_runs WHERE expires < clock_timestamp()
+      ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED)
     RETURNING 1)
-  SELECT greatest((SELECT count(*) FROM l), (SELECT count(*) FROM r))::int
+  SELECT greatest((SELECT count(*) FROM l), (SELECT count(*) FROM r), (SELECT count(*) FROM m))::int
 $$;
 
 -- reqlock_sweep is reqlock_purge without the count: the release functions
@@ -342,4 +360,46 @@ $$;
 CREATE OR REPLACE FUNCTION reqlock_sweep(p_limit int) RETURNS void
 LANGUAGE sql AS $$
   SELECT reqlock_purge(p_limit);
+$$;
+
+-- reqlock_mark_run marks the run p_token, the key's holder, is starting,
+-- kept p_retention_ms: -1 when p_token does not hold the key (nothing
+-- changes), 1 when another run's mark is there (in doubt; with p_again it
+-- is replaced by this run's, without it stays), 0 otherwise. The lock's
+-- row is locked FOR KEY SHARE, as Guard does: the holder cannot change
+-- meanwhile.
+CREATE OR REPLACE FUNCTION reqlock_mark_run(p_key text, p_token text, p_retention_ms bigint, p_again boolean)
+RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  t timestamptz := clock_timestamp();
+  doubt boolean;
+BEGIN
+  PERFORM 1 FROM reqlock_locks WHERE key = p_key AND token = p_token AND expires > t FOR KEY SHARE;
+  IF NOT FOUND THEN
+    RETURN -1;
+  END IF;
+  SELECT token <> p_token INTO doubt FROM reqlock_runs WHERE key = p_key AND expires > t FOR UPDATE;
+  doubt := coalesce(doubt, false);
+  IF doubt AND NOT p_again THEN
+    RETURN 1;
+  END IF;
+  INSERT INTO reqlock_runs (key, token, expires)
+    VALUES (p_key, p_token, t + p_retention_ms * interval '1 millisecond')
+    ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires = EXCLUDED.expires;
+  RETURN CASE WHEN doubt THEN 1 ELSE 0 END;
+END
+$$;
+
+-- reqlock_unmark_run takes the key's run mark away if p_token holds the
+-- key: its run ended cleanly, without a record.
+CREATE OR REPLACE FUNCTION reqlock_unmark_run(p_key text, p_token text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM reqlock_locks WHERE key = p_key AND token = p_token AND expires > clock_timestamp() FOR KEY SHARE;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  DELETE FROM reqlock_runs WHERE key = p_key;
+  RETURN true;
+END
 $$;

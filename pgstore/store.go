@@ -45,6 +45,7 @@ type Option func(*options)
 type options struct {
 	sweepEvery time.Duration
 	sweepLimit int
+	tx         bool // WithTx
 }
 
 // WithSweep sets how often a release also deletes lapsed rows and expired

@@ -11,7 +11,7 @@
 // Run checks each promise as a subtest named "group/promise" (Promises
 // lists them), so a failure names the promise broken. It reads which
 // optional interfaces the store implements (store.Canceler, store.Recorder,
-// store.Waker, store.Granter, store.Inspector, store.LapseTeller, store.Kinder;
+// store.RunMarker, store.UnitRecorder, store.Waker, store.Granter, store.Inspector, store.LapseTeller, store.Kinder;
 // Offers lists them) and checks those too; a promise of an interface the
 // store does not implement is skipped with a message that says so.
 //
@@ -35,6 +35,17 @@
 //     retention and then goes (within a slack of the suite's short lease),
 //     a waiter asking for the record gets it, and
 //     a Locker's Once runs its function once.
+//   - runs (RunMarker): a run that lost its lock without a record or a
+//     clean end leaves its mark, and every next holder is told it is in
+//     doubt until one runs again; a clean end, a record (of the same
+//     retention), ForgetRun or the mark's retention clears it; only the
+//     holder marks or clears; through a Locker, Once refuses
+//     (RefuseInDoubt) or runs again saying so (RunAgain), and its error on
+//     a lost lock is ErrLockLost and the function's own, on one line.
+//   - units (UnitRecorder, when RecordsInUnit): a unit begins only for the
+//     holder with its fence; its record commits with the release; while it
+//     is open nobody takes the key, even past the lease, and a unit whose
+//     lease ran out commits nothing; no record or a panic rolls it back.
 //   - lines (Waker): waiters are handed the lock in the turn they joined,
 //     with growing fences; one that leaves passes its turn on; one that
 //     never claims holds the key up for HandOffBound at most; a release

@@ -26,6 +26,8 @@ func groups() []group {
 		{"stale", stalePromises},
 		{"lease", leasePromises},
 		{"records", recordPromises},
+		{"runs", runPromises},
+		{"units", unitPromises},
 		{"lines", linePromises},
 		{"cancel", cancelPromises},
 		{"inspect", inspectPromises},

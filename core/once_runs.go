@@ -1,0 +1,39 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/reqlock/reqlock/core/store"
+)
+
+// markRun marks the run lk is about to start (store.RunMarker) and reports
+// whether the run before it is in doubt. Under RefuseInDoubt a run in
+// doubt is ErrInDoubt; under RunAgain it is logged and the run goes ahead.
+func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration) (bool, error) {
+	again := l.doubt == RunAgain
+	doubt, err := m.MarkRun(ctx, lk.skey, lk.token, retention, again)
+	switch {
+	case errors.Is(err, ErrNotHeld):
+		return false, ErrLockLost
+	case err != nil:
+		return false, unavailable("mark run", ctxErr(ctx), err)
+	case !doubt:
+		return false, nil
+	case !again:
+		return true, ErrInDoubt
+	}
+	l.log.Warn("reqlock: the last run of the key lost its lock without a record; running it again",
+		"reqlock.key", lk.key, "reqlock.fence", lk.fence)
+	return true, nil
+}
+
+// unmarkRun clears the mark of lk's run, which ended cleanly without a
+// record. A mark that stays (the store did not answer) only makes the next
+// holder think the run in doubt: safe, if needlessly cautious.
+func (lk *Lock) unmarkRun(ctx context.Context, m store.RunMarker) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lk.locker.releaseTimeout())
+	defer cancel()
+	_ = m.UnmarkRun(uctx, lk.skey, lk.token)
+}
