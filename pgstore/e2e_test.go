@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 	"github.com/reqlock/reqlock/pgstore"

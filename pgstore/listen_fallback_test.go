@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )

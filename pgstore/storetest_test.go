@@ -9,7 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/storetest"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
