@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/reqlock/reqlock v0.0.0
+	github.com/reqlock/reqlock/internal/etcdtest v0.0.0
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.uber.org/goleak v1.3.0
@@ -78,4 +79,7 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
-replace github.com/reqlock/reqlock => ../
+replace (
+	github.com/reqlock/reqlock => ../
+	github.com/reqlock/reqlock/internal/etcdtest => ../internal/etcdtest
+)
