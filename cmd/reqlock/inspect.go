@@ -72,7 +72,7 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 		key = httplock.LockKey(*scope, key)
 	}
 
-	st, err := openStore(getenv("REDIS_URL"), *cluster, *timeout)
+	st, err := openStore(getenv, *cluster, *timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
 		return exitUsage
@@ -84,7 +84,7 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 	locker := core.NewLocker(st.store, core.WithPrefix(*prefix))
 	h, err := locker.Inspect(ctx, key)
 	if err != nil {
-		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from Redis at %s: %v\n", h.StoreKey, st.where, err)
+		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from %s: %v\n", h.StoreKey, st.where, err)
 		return exitStore
 	}
 	if *asJSON {
@@ -116,6 +116,7 @@ the Join, one -part each, and the command joins them:
 is the key "7:user-425:pay-1" in the scope "POST /payments". The scope is
 the route's Config.Scope, or its method and route template.
 
+` + storeHelp + `
 `
 
 // parseInterspersed parses flags before and after the positional
