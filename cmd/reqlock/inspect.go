@@ -145,6 +145,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func printText(w io.Writer, h core.Holding) error {
 	state := "free"
 	switch {
+	case h.Expired:
+		state = "held past its lease (a transaction the holder guarded keeps the key until it ends)"
 	case h.HandedOff:
 		state = "handed off (to the next waiter in line, which may be running under it)"
 	case h.Held:
