@@ -44,9 +44,12 @@ func Explain(name, addr string, err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
+	if _, done := errors.AsType[*explained](err); done {
+		return err
+	}
 	where := name + " at " + addr
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("%s refused the connection: %w", where, err)
+		return &explained{fmt.Errorf("%s refused the connection: %w", where, err)}
 	}
 	silent := errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
 	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -59,15 +62,22 @@ func Explain(name, addr string, err error) error {
 	}
 	switch perr := dial(addr); {
 	case errors.Is(perr, syscall.ECONNREFUSED):
-		return fmt.Errorf("%s refuses connections (%w): %w", where, perr, err)
+		err = fmt.Errorf("%s refuses connections (%w): %w", where, perr, err)
 	case perr != nil:
-		return fmt.Errorf("%s does not answer, not even a connection (%w): %w", where, perr, err)
+		err = fmt.Errorf("%s does not answer, not even a connection (%w): %w", where, perr, err)
 	case closed:
-		return fmt.Errorf("%s closed the connection: %w", where, err)
+		err = fmt.Errorf("%s closed the connection: %w", where, err)
 	default:
-		return fmt.Errorf("%s accepts connections but did not answer before the deadline: %w", where, err)
+		err = fmt.Errorf("%s accepts connections but did not answer before the deadline: %w", where, err)
 	}
+	return &explained{err}
 }
+
+// explained is an error Explain has worded: an error that passes through
+// it again (a store's failure wrapping another's) is left as it is.
+type explained struct{ error }
+
+func (e *explained) Unwrap() error { return e.error }
 
 func isTimeout(err error) bool {
 	ne, ok := errors.AsType[net.Error](err)

@@ -3,6 +3,7 @@ package outage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -50,6 +51,10 @@ func TestExplain(t *testing.T) {
 		if !strings.Contains(got.Error(), c.says) {
 			t.Errorf("%v at %s: %q; want %q", c.err, c.addr, got, c.says)
 		}
+	}
+	once := Explain("Db", up, context.DeadlineExceeded)
+	if twice := Explain("Db", up, fmt.Errorf("cancel: %w", once)); strings.Count(twice.Error(), "Db at") != 1 {
+		t.Errorf("explained twice: %v", twice)
 	}
 	answer := errors.New("syntax error")
 	if got := Explain("Db", up, answer); got != answer {
