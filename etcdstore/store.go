@@ -112,8 +112,13 @@ func (s *Store) failure(op string, err error) error {
 		return fmt.Errorf("etcdstore: %s: %w: %w", op, store.ErrStoreClosed, err)
 	}
 	if eps := s.c.Endpoints(); len(eps) > 0 {
-		if status.Code(err) == codes.DeadlineExceeded && !errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w: %w", err, context.DeadlineExceeded)
+		switch status.Code(err) {
+		case codes.DeadlineExceeded:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", err, context.DeadlineExceeded)
+			}
+		case codes.Unavailable:
+			err = fmt.Errorf("%w (%w)", err, outage.ErrConnLost)
 		}
 		name := "etcd"
 		if len(eps) > 1 {

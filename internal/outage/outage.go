@@ -27,6 +27,11 @@ const probeTimeout = 100 * time.Millisecond
 // address, so that an outage costs a dial a second, not one per failure.
 const probeMemory = time.Second
 
+// ErrConnLost marks a client's error that says its connection to the
+// server broke, in words of its own (gRPC's Unavailable, say): Explain
+// treats it as a connection closed.
+var ErrConnLost = errors.New("connection to the server lost")
+
 var (
 	mu     sync.Mutex
 	probes = map[string]probe{}
@@ -52,7 +57,7 @@ func Explain(name, addr string, err error) error {
 		return &explained{fmt.Errorf("%s refused the connection: %w", where, err)}
 	}
 	silent := errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
-	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	closed := errors.Is(err, ErrConnLost) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 	if !silent && !closed {
 		return err
