@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/etcdstore"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 	"go.etcd.io/etcd/client/v3/namespace"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/etcdstore"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	github.com/reqlock/reqlock v0.0.0
+	github.com/reqlock/reqlock/internal/etcdtest v0.0.0
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.0
+	google.golang.org/grpc v1.83.2
 )
 
 require (
@@ -74,8 +76,10 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
-replace github.com/reqlock/reqlock => ../
+replace (
+	github.com/reqlock/reqlock => ../
+	github.com/reqlock/reqlock/internal/etcdtest => ../internal/etcdtest
+)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 )
 
 // A head whose line lease has less time left by our clock than core's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/etcdstore"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	"github.com/reqlock/reqlock/internal/leadtest"
 )
 

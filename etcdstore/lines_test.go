@@ -10,7 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/etcdstore"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	"go.uber.org/goleak"
 )
 
@@ -21,6 +21,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// The examples' member runs until after the check; its process's
 		// waiter is the one goroutine left.
-		goleak.IgnoreAnyFunction("github.com/reqlock/reqlock/etcdstore/internal/etcdtest.(*Member).start.func1"),
+		goleak.IgnoreAnyFunction("github.com/reqlock/reqlock/internal/etcdtest.(*Member).start.func1"),
 		goleak.Cleanup(func(int) { mt.Done() }))
 }

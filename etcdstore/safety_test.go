@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 	"github.com/reqlock/reqlock/internal/safety"
 )
 

@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-
+	"strings"
 	"time"
 
-	"github.com/reqlock/reqlock/core/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/outage"
 )
 
 // Store keeps locks in etcd. It implements store.Store and every optional
@@ -100,11 +104,38 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) 
 }
 
 // failure wraps an error of the client: ErrStoreClosed once it was closed.
+// An outage says which member, at which address, and whether it refused
+// connections or went silent (outage.Explain): etcd's client says
+// "context deadline exceeded" either way, retrying the dial within.
 func (s *Store) failure(op string, err error) error {
 	if s.c.Ctx().Err() != nil {
 		return fmt.Errorf("etcdstore: %s: %w: %w", op, store.ErrStoreClosed, err)
 	}
+	if eps := s.c.Endpoints(); len(eps) > 0 {
+		switch status.Code(err) {
+		case codes.DeadlineExceeded:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", err, context.DeadlineExceeded)
+			}
+		case codes.Unavailable:
+			err = fmt.Errorf("%w (%w)", err, outage.ErrConnLost)
+		}
+		name := "etcd"
+		if len(eps) > 1 {
+			name = fmt.Sprintf("etcd (first of %d endpoints)", len(eps))
+		}
+		err = outage.Explain(name, hostPort(eps[0]), err)
+	}
 	return fmt.Errorf("etcdstore: %s: %w", op, err)
+}
+
+// hostPort is an endpoint without its scheme: "http://10.0.0.1:2379" is
+// "10.0.0.1:2379".
+func hostPort(endpoint string) string {
+	if _, rest, ok := strings.Cut(endpoint, "://"); ok {
+		return strings.TrimSuffix(rest, "/")
+	}
+	return endpoint
 }
 
 // Acquire implements store.Store: one transaction takes the key if it is

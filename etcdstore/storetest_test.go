@@ -7,9 +7,9 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/storetest"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/etcdstore"
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 )
 
 // The whole store contract on one etcd member; Slow reaches it through a

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/pgstore"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
 // Every shared end-to-end case, on each of the four frameworks, against

@@ -6,8 +6,12 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/reqlock/reqlock v0.0.0-00010101000000-000000000000
-	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.48.0
+	github.com/reqlock/reqlock/internal/pgtest v0.0.0
+)
+
+require (
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 require (
@@ -70,4 +74,7 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
-replace github.com/reqlock/reqlock => ../
+replace (
+	github.com/reqlock/reqlock => ../
+	github.com/reqlock/reqlock/internal/pgtest => ../internal/pgtest
+)

@@ -12,8 +12,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/leadtest"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/pgstore"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
 // Three processes lead one key on one PostgreSQL; the leader is stopped

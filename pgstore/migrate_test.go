@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/pgstore"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
 // Many instances starting at once on an empty database all migrate

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/pgstore"
 )
 

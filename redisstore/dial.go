@@ -75,9 +75,27 @@ func (w *dialWatch) explain(err error) error {
 		}
 		return err
 	}
+	err = silence(err)
 	f := w.last.Load()
 	if f == nil || time.Since(f.at) > dialMemory || errors.Is(err, f.err) {
 		return err
 	}
 	return fmt.Errorf("%w (Redis unreachable: %w)", err, f.err)
+}
+
+// silence says of a socket that timed out which server went silent, and
+// makes it a context.DeadlineExceeded, as a deadline that ended a wait
+// elsewhere is: go-redis reports a server that stopped answering (paused,
+// hung, a link that drops packets) as the socket's "i/o timeout", which no
+// errors.Is for a deadline finds.
+func silence(err error) error {
+	ne, ok := errors.AsType[net.Error](err)
+	if !ok || !ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	where := "Redis"
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Addr != nil {
+		where = "Redis at " + op.Addr.String()
+	}
+	return fmt.Errorf("%w (%s did not answer before the deadline: %w)", err, where, context.DeadlineExceeded)
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 )
 
 // A Locker without the watchdog claims a hand-off with an acquire. Its

@@ -72,7 +72,7 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 		key = httplock.LockKey(*scope, key)
 	}
 
-	st, err := openStore(getenv("REDIS_URL"), *cluster, *timeout)
+	st, err := openStore(getenv, *cluster, *timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
 		return exitUsage
@@ -84,7 +84,7 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 	locker := core.NewLocker(st.store, core.WithPrefix(*prefix))
 	h, err := locker.Inspect(ctx, key)
 	if err != nil {
-		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from Redis at %s: %v\n", h.StoreKey, st.where, err)
+		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from %s: %v\n", h.StoreKey, st.where, err)
 		return exitStore
 	}
 	if *asJSON {
@@ -116,6 +116,7 @@ the Join, one -part each, and the command joins them:
 is the key "7:user-425:pay-1" in the scope "POST /payments". The scope is
 the route's Config.Scope, or its method and route template.
 
+` + storeHelp + `
 `
 
 // parseInterspersed parses flags before and after the positional
@@ -144,6 +145,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func printText(w io.Writer, h core.Holding) error {
 	state := "free"
 	switch {
+	case h.Expired:
+		state = "held past its lease (a transaction the holder guarded keeps the key until it ends)"
 	case h.HandedOff:
 		state = "handed off (to the next waiter in line, which may be running under it)"
 	case h.Held:

@@ -14,10 +14,17 @@
 // each: the command joins them as Join does, each part as its length in
 // bytes, a colon and the part (httplock.JoinKeys: user-42 and pay-1 are
 // "7:user-425:pay-1").
-// The store is REDIS_URL (redis://[user:password@]host:port/db, or rediss://
-// for TLS); several URLs separated by commas are the nodes of a Redlock store;
-// with -cluster, REDIS_URL names a Redis Cluster (extra nodes as ?addr=).
-// Sentinel is not supported: point REDIS_URL at the current master.
+// The store is the first of these environment variables that is set, as in
+// examples/demo: DATABASE_URL, a PostgreSQL connection URL (pgstore);
+// ETCD_ENDPOINTS, etcd's client URLs, comma-separated (etcdstore); REDIS_URL,
+// redis://[user:password@]host:port/db or rediss:// for TLS (redisstore).
+// Several URLs in REDIS_URL, separated by commas, are the nodes of a Redlock
+// store; with -cluster, REDIS_URL names a Redis Cluster (extra nodes as
+// ?addr=); with ?master_name=NAME it names Sentinels (extra ones as ?addr=).
+// The output is the same on every store.
+//
+// The command is a module of its own, so that pgx and etcd's client reach
+// only its build, never the build of a program that imports reqlock.
 //
 // Exit status: 0 when the store answered, 1 when it did not, 2 on a usage
 // error.
@@ -75,8 +82,9 @@ func usage(w io.Writer) {
        reqlock inspect [flags] -part PART [-part PART ...]
 
 Says who holds KEY, for how long, its last fence and how many wait for it,
-reading only. The store is REDIS_URL; comma-separated URLs are Redlock nodes.
+reading only.
 
+`+storeHelp+`
 Run "reqlock inspect -h" for the flags.
 `)
 }

@@ -11,33 +11,32 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
+// TestMain stops the shared PostgreSQL of the Postgres tests, then checks
+// for leaked goroutines.
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type result struct {
 	code           int
 	stdout, stderr string
 }
 
+// runCmd runs the command with REDIS_URL set to redisURL, and nothing else.
 func runCmd(redisURL string, args ...string) result {
+	return runEnv(map[string]string{envRedis: redisURL}, args...)
+}
+
+// runEnv runs the command in the environment env.
+func runEnv(env map[string]string, args ...string) result {
 	var out, errs bytes.Buffer
-	env := func(name string) string {
-		if name == "REDIS_URL" {
-			return redisURL
-		}
-		return ""
-	}
-	code := run(args, env, &out, &errs)
+	code := run(args, func(name string) string { return env[name] }, &out, &errs)
 	return result{code, out.String(), errs.String()}
 }
 
@@ -237,7 +236,7 @@ func TestInspectCommandArguments(t *testing.T) {
 		{"bad flag", url, []string{"inspect", "-nope", "k"}, "-nope"},
 		{"braces in prefix", url, []string{"inspect", "-prefix", "a{b}", "k"}, "must not contain"},
 		{"zero timeout", url, []string{"inspect", "-timeout", "0s", "k"}, "-timeout"},
-		{"no REDIS_URL", "", []string{"inspect", "k"}, "REDIS_URL is not set"},
+		{"no REDIS_URL", "", []string{"inspect", "k"}, "REDIS_URL are not set"},
 		{"bad REDIS_URL", "http://x", []string{"inspect", "k"}, "REDIS_URL"},
 		{"node twice", url + "," + url, []string{"inspect", "k"}, "twice"},
 	}

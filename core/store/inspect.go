@@ -20,6 +20,11 @@ type Holding struct {
 	// its name, whether it was handed the lock or found it free, until it
 	// releases. Holder is that waiter's Locker's label.
 	HandedOff bool
+	// Expired is true while Held is but the holder's lease has run out and
+	// the store still keeps the key from others: on pgstore, until a
+	// transaction the holder guarded (pgstore.Guard) ends. Lease is 0;
+	// every caller is told the key is taken.
+	Expired bool
 	// Lease is the holder's remaining lease; 0 when free (and when a lock
 	// was set by hand without an expiry). The holder's
 	// watchdog renews it, so it says how long a holder that died would still

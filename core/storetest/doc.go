@@ -89,8 +89,9 @@
 //     it keeps the key, if not store.HandOffTimeout (never less, on a
 //     Granter: its Lockers trust a hand-off that long).
 //   - Slow: a store whose next command for a key the test can hold on its
-//     way and let land later: through a TCP proxy, say (this repository
-//     uses internal/faultproxy). It proves the late-landing promises.
+//     way and let land later: through core/storetest/faultproxy, a
+//     loopback TCP proxy any store's tests can import. It proves the
+//     late-landing promises.
 //   - Writes: how many writes the store's backend has taken, to prove
 //     Inspect writes nothing.
 //   - Close: closes the store's client, to check core.ErrStoreClosed.

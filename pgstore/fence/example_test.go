@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/pgstore/fence"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
 // A write under a lock checks the lock's fence first, in its own

@@ -10,9 +10,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/pgstore/fence"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 	"github.com/reqlock/reqlock/redisstore"
 )
 

@@ -35,7 +35,7 @@ func harness() int {
 	_, text, _ := strings.Cut(b.String(), "\n") // past "goroutine profile: total n"
 	for _, block := range strings.Split(text, "\n\n") {
 		var count int
-		if _, err := fmt.Sscanf(block, "%d @", &count); err == nil && strings.Contains(block, "/internal/faultproxy.") {
+		if _, err := fmt.Sscanf(block, "%d @", &count); err == nil && strings.Contains(block, "/core/storetest/faultproxy.") {
 			n += count
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+	"github.com/reqlock/reqlock/internal/pgtest"
 )
 
 // procEnv carries a worker process's configuration: this test binary, run

@@ -15,11 +15,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
+	"github.com/reqlock/reqlock/internal/pgtest"
 	"github.com/reqlock/reqlock/internal/safety"
 	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/pgstore/internal/pgsafety"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
 )
 
 // runFor is how long each scenario's workload runs.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core/store"
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 )
 
 // A token the store resent is remembered until a marker is left for it:

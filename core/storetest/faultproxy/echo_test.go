@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 )
 
 func TestForwardsAndHalfCloses(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 )
 
 // A test starts one member and talks to it; the member is stopped and its

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+	"github.com/reqlock/reqlock/internal/pgtest"
 )
 
 // The binary's shared server answers on 127.0.0.1; a test would take a

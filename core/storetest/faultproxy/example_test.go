@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/reqlock/reqlock/internal/faultproxy"
+	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 )
 
 // A held request is delivered after its client has closed the connection.

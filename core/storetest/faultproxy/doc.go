@@ -1,7 +1,10 @@
 // Package faultproxy is a loopback TCP proxy that injects network faults, so
-// tests can put it between a real client (go-redis) and a real server
-// (redis-server from internal/redistest) and have both sides see the same
-// faults a real network would cause.
+// tests can put it between a real client (go-redis, pgx, etcd's) and a real
+// server and have both sides see the same faults a real network would cause.
+// It is how a store's tests give core/storetest its Slow hook: the harness
+// holds the next command on its way to the server and lets it land after the
+// caller gave up. It speaks no protocol: it moves bytes, so it serves any
+// store that talks TCP, in this repository or another.
 //
 // Each direction of each connection can be delayed, held, dropped or cut,
 // for every connection at once (Proxy) or for one (Conn). The property the

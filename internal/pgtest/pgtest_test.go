@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+	"github.com/reqlock/reqlock/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
