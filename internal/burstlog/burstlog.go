@@ -65,11 +65,12 @@ func (b *Log) Log(lg *slog.Logger, level slog.Level, msg string, topic any, args
 		e = &burst{}
 		b.bursts[k] = e
 	}
-	if !e.logged.IsZero() && now.Sub(e.logged) < b.quiet() {
+	// A count still to come (its timer fires late) takes this one too.
+	if e.flush != nil || !e.logged.IsZero() && now.Sub(e.logged) < b.quiet() {
 		e.suppressed++
 		e.level, e.args = level, args
 		if e.flush == nil {
-			e.flush = time.AfterFunc(e.logged.Add(b.quiet()).Sub(now), func() { b.endQuiet(k) })
+			e.flush = time.AfterFunc(max(e.logged.Add(b.quiet()).Sub(now), 0), func() { b.endQuiet(k) })
 		}
 		b.mu.Unlock()
 		return
