@@ -20,7 +20,7 @@ import (
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/pgstore"
-	"github.com/reqlock/reqlock/pgstore/internal/pgtest"
+	"github.com/reqlock/reqlock/internal/pgtest"
 )
 
 // The scenario of a payment run under Once, whose process is stopped
