@@ -61,6 +61,16 @@ func NewEngine(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// NewKeyedEngine is NewEngine for a middleware that takes each request's
+// key with Config.Key, which must then be set: New and the framework
+// adapters build their engine with it.
+func NewKeyedEngine(cfg Config) (*Engine, error) {
+	if cfg.Key == nil {
+		return nil, badField("Key", "is nil", nil)
+	}
+	return NewEngine(cfg)
+}
+
 // Config returns the configuration with its defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 

@@ -19,10 +19,7 @@ import (
 // pattern is empty and every route of a method shares one scope; set
 // Config.Scope instead.
 func New(cfg Config) func(http.Handler) http.Handler {
-	if cfg.Key == nil {
-		panic(badField("Key", "is nil", nil))
-	}
-	e, err := NewEngine(cfg)
+	e, err := NewKeyedEngine(cfg)
 	if err != nil {
 		panic(err) // a *ConfigError: "httplock: Config.<Field> …"
 	}

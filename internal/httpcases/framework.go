@@ -77,8 +77,8 @@ type KeySource struct {
 }
 
 // The test stand-in for authentication: the user named in UserHeader ends up
-// on the context, under UserCtxKey for net/http and under UserKey for Gin
-// and Echo (c.Set); beside it an Account for that user, under
+// on the context, under ValueKey(UserKey) for net/http and under UserKey for
+// Gin and Echo (c.Set); beside it an Account for that user, under
 // ValueKey(AccountKey) for net/http and AccountKey for Gin and Echo.
 const (
 	UserHeader = "X-User"
@@ -86,11 +86,36 @@ const (
 	AccountKey = "account"
 )
 
-// UserCtxKey is the net/http context key of the user.
-type UserCtxKey struct{}
-
-// ValueKey is the net/http context key of a FromValue source.
+// ValueKey is the net/http context key of a value the stand-in auth sets.
 type ValueKey string
+
+// Extractors are a framework's own key functions: those that read what the
+// framework keeps per request.
+type Extractors struct {
+	// FromContext reads the value the stand-in auth stored under name.
+	FromContext func(name string) httplock.KeyFunc
+	// FromParam reads a route parameter.
+	FromParam func(name string) httplock.KeyFunc
+}
+
+// Key is the KeyFunc for k on a framework with these extractors.
+func (x Extractors) Key(k KeySource) httplock.KeyFunc {
+	switch k.Kind {
+	case FromHeader:
+		return httplock.FromHeader(k.Name)
+	case FromParam:
+		return x.FromParam(k.Name)
+	case FromQuery:
+		return httplock.FromQuery(k.Name)
+	case FromIdempotencyKey:
+		return httplock.IdempotencyKey()
+	case FromValue:
+		return x.FromContext(k.Name)
+	case FromUserAndIdempotencyKey:
+		return httplock.Join(x.FromContext(UserKey), httplock.IdempotencyKey())
+	}
+	return x.FromContext(UserKey)
+}
 
 // Account is what the stand-in auth puts under AccountKey: a struct, which
 // a key extractor cannot turn into a key by itself.
@@ -100,7 +125,7 @@ type Account struct{ User string }
 func WithUser(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get(UserHeader); u != "" {
-			ctx := context.WithValue(r.Context(), UserCtxKey{}, u)
+			ctx := context.WithValue(r.Context(), ValueKey(UserKey), u)
 			r = r.WithContext(context.WithValue(ctx, ValueKey(AccountKey), Account{User: u}))
 		}
 		r, cancel := WithDeadline(r)

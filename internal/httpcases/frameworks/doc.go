@@ -14,7 +14,17 @@
 //	}
 package frameworks
 
-import "github.com/reqlock/reqlock/internal/httpcases"
+import (
+	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+)
 
 // All is every framework, net/http first.
 var All = []httpcases.Framework{NetHTTP, Gin, Echo, Echo5}
+
+// lockConfig is the route's httplock.Config with its key taken by keys.
+func lockConfig(rt httpcases.Route, keys httpcases.Extractors) httplock.Config {
+	cfg := rt.Lock
+	cfg.Key = keys.Key(rt.Key)
+	return cfg
+}

@@ -10,13 +10,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echolock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Echo serves the routes on an Echo v4 with recovery and a stand-in auth
-// middleware in front, and an app error handler that renders rejections as
-// problem+json via RenderProblem.
+// middleware in front, and Echo's default error handler.
 var Echo = httpcases.Framework{
 	Name: "echo",
 	Serve: func(t *testing.T, routes []httpcases.Route) string {
@@ -36,15 +34,9 @@ func newEcho(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo 
 	e := echo.New()
 	e.Use(outer...)
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if echolock.RenderProblem(c, err) {
-			return
-		}
-		e.DefaultHTTPErrorHandler(err, c)
-	}
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true, DisableErrorHandler: false}), EchoAuth)
 	for _, rt := range routes {
-		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echolock.WithConfig(echoConfig(rt)))
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echolock.New(lockConfig(rt, echoKeys)))
 	}
 	return e
 }
@@ -63,30 +55,5 @@ func EchoAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func echoConfig(rt httpcases.Route) echolock.Config {
-	l := rt.Lock
-	return echolock.Config{
-		Locker: l.Locker, Key: echoKey(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay, Telemetry: l.Telemetry,
-	}
-}
-
-func echoKey(k httpcases.KeySource) echolock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return echolock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return echolock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return echolock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return echolock.IdempotencyKey()
-	case httpcases.FromValue:
-		return echolock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(echolock.FromContext(httpcases.UserKey), echolock.IdempotencyKey())
-	}
-	return echolock.FromContext(httpcases.UserKey)
-}
+// echoKeys are echolock's.
+var echoKeys = httpcases.Extractors{FromContext: echolock.FromContext, FromParam: echolock.FromParam}

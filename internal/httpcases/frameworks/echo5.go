@@ -9,13 +9,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echo5lock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Echo5 serves the routes on an Echo v5 with recovery and a stand-in auth
-// middleware in front, and an app error handler that renders rejections as
-// problem+json via RenderProblem.
+// middleware in front, and Echo's RFC 9457 error handler, as the README
+// sets it.
 var Echo5 = httpcases.Framework{
 	Name: "echo5",
 	Serve: func(t *testing.T, routes []httpcases.Route) string {
@@ -49,18 +48,10 @@ func serverSpan(tp trace.TracerProvider) echo.MiddlewareFunc {
 func newEcho5(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
 	e := echo.New()
 	e.Use(outer...)
-	e.HTTPErrorHandler = func(c *echo.Context, err error) {
-		if echo5lock.RenderProblem(c, err) {
-			return
-		}
-		echo.DefaultHTTPErrorHandler(false)(c, err)
-	}
+	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // as the README says
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}), Echo5Auth)
 	for _, rt := range routes {
-		// The case's whole httplock.Config goes in as is: the embedded
-		// Config is how every engine option reaches this adapter.
-		cfg := echo5lock.Config{Key: echo5Key(rt.Key), Config: rt.Lock}
-		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.WithConfig(cfg))
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.New(lockConfig(rt, echo5Keys)))
 	}
 	return e
 }
@@ -79,20 +70,5 @@ func Echo5Auth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func echo5Key(k httpcases.KeySource) echo5lock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return echo5lock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return echo5lock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return echo5lock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return echo5lock.IdempotencyKey()
-	case httpcases.FromValue:
-		return echo5lock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(echo5lock.FromContext(httpcases.UserKey), echo5lock.IdempotencyKey())
-	}
-	return echo5lock.FromContext(httpcases.UserKey)
-}
+// echo5Keys are echo5lock's.
+var echo5Keys = httpcases.Extractors{FromContext: echo5lock.FromContext, FromParam: echo5lock.FromParam}

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/ginlock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -36,7 +35,7 @@ func serveGin(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) s
 		c.AbortWithStatus(http.StatusInternalServerError)
 	}), GinAuth)
 	for _, rt := range routes {
-		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(ginConfig(rt)), gin.WrapF(rt.Handler))
+		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(lockConfig(rt, ginKeys)), gin.WrapF(rt.Handler))
 	}
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
@@ -55,30 +54,5 @@ func GinAuth(c *gin.Context) {
 	c.Next()
 }
 
-func ginConfig(rt httpcases.Route) ginlock.Config {
-	l := rt.Lock
-	return ginlock.Config{
-		Locker: l.Locker, Key: ginKey(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay, Telemetry: l.Telemetry,
-	}
-}
-
-func ginKey(k httpcases.KeySource) ginlock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return ginlock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return ginlock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return ginlock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return ginlock.IdempotencyKey()
-	case httpcases.FromValue:
-		return ginlock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(ginlock.FromContext(httpcases.UserKey), ginlock.IdempotencyKey())
-	}
-	return ginlock.FromContext(httpcases.UserKey)
-}
+// ginKeys are ginlock's.
+var ginKeys = httpcases.Extractors{FromContext: ginlock.FromContext, FromParam: ginlock.FromParam}

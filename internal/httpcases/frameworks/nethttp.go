@@ -26,9 +26,7 @@ var NetHTTP = httpcases.Framework{
 func serveMux(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
-		cfg := rt.Lock
-		cfg.Key = httpKey(rt.Key)
-		mux.Handle(rt.Method+" "+rt.Path, httplock.New(cfg)(rt.Handler))
+		mux.Handle(rt.Method+" "+rt.Path, httplock.New(lockConfig(rt, netHTTPKeys))(rt.Handler))
 	}
 	h := httpcases.Recover(httpcases.WithUser(mux))
 	if tp != nil {
@@ -39,20 +37,8 @@ func serveMux(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) s
 	return srv.URL
 }
 
-func httpKey(k httpcases.KeySource) httplock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return httplock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return httplock.FromPathValue(k.Name)
-	case httpcases.FromQuery:
-		return httplock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return httplock.IdempotencyKey()
-	case httpcases.FromValue:
-		return httplock.FromContext(httpcases.ValueKey(k.Name))
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(httplock.FromContext(httpcases.UserCtxKey{}), httplock.IdempotencyKey())
-	}
-	return httplock.FromContext(httpcases.UserCtxKey{})
+// netHTTPKeys are net/http's: context values under httpcases.ValueKey.
+var netHTTPKeys = httpcases.Extractors{
+	FromContext: func(name string) httplock.KeyFunc { return httplock.FromContext(httpcases.ValueKey(name)) },
+	FromParam:   httplock.FromPathValue,
 }

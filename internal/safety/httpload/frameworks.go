@@ -141,25 +141,21 @@ func ginHandler(routes []Route) http.Handler {
 		c.Next()
 	})
 	for _, rt := range routes {
-		l := rt.Lock
-		var key ginlock.KeyFunc
+		var key httplock.KeyFunc
 		switch rt.Key.Kind {
 		case Header:
-			key = ginlock.FromHeader(rt.Key.Name)
+			key = httplock.FromHeader(rt.Key.Name)
 		case Query:
-			key = ginlock.FromQuery(rt.Key.Name)
+			key = httplock.FromQuery(rt.Key.Name)
 		case Param:
 			key = ginlock.FromParam(rt.Key.Name)
 		case Idempotency:
-			key = ginlock.IdempotencyKey()
+			key = httplock.IdempotencyKey()
 		default:
 			key = ginlock.FromContext(UserKey)
 		}
-		cfg := ginlock.Config{
-			Locker: l.Locker, Key: key, Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-			RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-			StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		}
+		cfg := rt.Lock
+		cfg.Key, cfg.Respond = key, nil
 		g.Handle(rt.Method, colonPath(rt.Path), ginlock.New(cfg), gin.WrapH(rt.Handler))
 	}
 	return g
@@ -169,12 +165,6 @@ func echo4Handler(routes []Route) http.Handler {
 	e := echo4.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
-	e.HTTPErrorHandler = func(err error, c echo4.Context) {
-		if echolock.RenderProblem(c, err) {
-			return
-		}
-		e.DefaultHTTPErrorHandler(err, c)
-	}
 	e.Use(func(next echo4.HandlerFunc) echo4.HandlerFunc {
 		return func(c echo4.Context) (err error) {
 			defer func() {
@@ -194,38 +184,29 @@ func echo4Handler(routes []Route) http.Handler {
 		}
 	})
 	for _, rt := range routes {
-		l := rt.Lock
-		var key echolock.KeyFunc
+		var key httplock.KeyFunc
 		switch rt.Key.Kind {
 		case Header:
-			key = echolock.FromHeader(rt.Key.Name)
+			key = httplock.FromHeader(rt.Key.Name)
 		case Query:
-			key = echolock.FromQuery(rt.Key.Name)
+			key = httplock.FromQuery(rt.Key.Name)
 		case Param:
 			key = echolock.FromParam(rt.Key.Name)
 		case Idempotency:
-			key = echolock.IdempotencyKey()
+			key = httplock.IdempotencyKey()
 		default:
 			key = echolock.FromContext(UserKey)
 		}
-		cfg := echolock.Config{
-			Locker: l.Locker, Key: key, Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-			RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-			StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		}
-		e.Add(rt.Method, colonPath(rt.Path), echo4.WrapHandler(rt.Handler), echolock.WithConfig(cfg))
+		cfg := rt.Lock
+		cfg.Key, cfg.Respond = key, nil
+		e.Add(rt.Method, colonPath(rt.Path), echo4.WrapHandler(rt.Handler), echolock.New(cfg))
 	}
 	return e
 }
 
 func echo5Handler(routes []Route) http.Handler {
 	e := echo5.New()
-	e.HTTPErrorHandler = func(c *echo5.Context, err error) {
-		if echo5lock.RenderProblem(c, err) {
-			return
-		}
-		echo5.DefaultHTTPErrorHandler(false)(c, err)
-	}
+	e.HTTPErrorHandler = echo5.ProblemDetailsHTTPErrorHandler(false)
 	e.Use(func(next echo5.HandlerFunc) echo5.HandlerFunc {
 		return func(c *echo5.Context) (err error) {
 			defer func() {
@@ -245,22 +226,22 @@ func echo5Handler(routes []Route) http.Handler {
 		}
 	})
 	for _, rt := range routes {
-		var key echo5lock.KeyFunc
+		var key httplock.KeyFunc
 		switch rt.Key.Kind {
 		case Header:
-			key = echo5lock.FromHeader(rt.Key.Name)
+			key = httplock.FromHeader(rt.Key.Name)
 		case Query:
-			key = echo5lock.FromQuery(rt.Key.Name)
+			key = httplock.FromQuery(rt.Key.Name)
 		case Param:
 			key = echo5lock.FromParam(rt.Key.Name)
 		case Idempotency:
-			key = echo5lock.IdempotencyKey()
+			key = httplock.IdempotencyKey()
 		default:
 			key = echo5lock.FromContext(UserKey)
 		}
 		cfg := rt.Lock
-		cfg.Key, cfg.Respond = nil, nil
-		e.Add(rt.Method, colonPath(rt.Path), echo5.WrapHandler(rt.Handler), echo5lock.WithConfig(echo5lock.Config{Key: key, Config: cfg}))
+		cfg.Key, cfg.Respond = key, nil
+		e.Add(rt.Method, colonPath(rt.Path), echo5.WrapHandler(rt.Handler), echo5lock.New(cfg))
 	}
 	return e
 }
