@@ -1,11 +1,9 @@
 package frameworks
 
 import (
-	"net/http/httptest"
-	"testing"
+	"net/http"
 
 	"github.com/labstack/echo/v5"
-	"github.com/labstack/echo/v5/middleware"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echo5lock"
@@ -14,19 +12,23 @@ import (
 
 // Echo5 serves the routes on an Echo v5 with recovery and a stand-in auth
 // middleware in front, and Echo's RFC 9457 error handler, as the README
-// sets it.
-var Echo5 = httpcases.Framework{
-	Name: "echo5",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho5(routes))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
-	ServeTraced: func(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho5(routes, serverSpan(tp)))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
+// sets it; traced, under a stand-in for instrumentation.
+var Echo5 = httpcases.Framework{Name: "echo5", Handler: echo5Handler}
+
+// echo5Keys are echo5lock's.
+var echo5Keys = httpcases.Extractors{FromContext: echo5lock.FromContext, FromParam: echo5lock.FromParam}
+
+func echo5Handler(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
+	e := echo.New()
+	if tp != nil {
+		e.Use(serverSpan(tp))
+	}
+	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // as the README says
+	e.Use(echo5Recover, Echo5Auth)
+	for _, rt := range routes {
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.New(lockConfig(rt, echo5Keys)))
+	}
+	return e
 }
 
 // serverSpan stands in for OpenTelemetry instrumentation of Echo v5: a
@@ -44,16 +46,20 @@ func serverSpan(tp trace.TracerProvider) echo.MiddlewareFunc {
 	}
 }
 
-// newEcho5 serves routes, with outer middleware (instrumentation) first.
-func newEcho5(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
-	e := echo.New()
-	e.Use(outer...)
-	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // as the README says
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}), Echo5Auth)
-	for _, rt := range routes {
-		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.New(lockConfig(rt, echo5Keys)))
+// echo5Recover stands in for recovery middleware on Echo v5.
+func echo5Recover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				c.Response().Header().Set(httpcases.RecoveredHeader, "1")
+				err = echo.NewHTTPError(http.StatusInternalServerError, "panic")
+			}
+		}()
+		return next(c)
 	}
-	return e
 }
 
 // Echo5Auth stands in for auth and timeout middleware on Echo v5.
@@ -69,6 +75,3 @@ func Echo5Auth(next echo.HandlerFunc) echo.HandlerFunc {
 		return next(c)
 	}
 }
-
-// echo5Keys are echo5lock's.
-var echo5Keys = httpcases.Extractors{FromContext: echo5lock.FromContext, FromParam: echo5lock.FromParam}

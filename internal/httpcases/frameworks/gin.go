@@ -3,8 +3,7 @@ package frameworks
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"testing"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
@@ -16,30 +15,28 @@ import (
 )
 
 // Gin serves the routes on a gin.Engine with recovery and a stand-in auth
-// middleware in front, as an app would.
-var Gin = httpcases.Framework{
-	Name: "gin",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		return serveGin(t, nil, routes)
-	},
-	ServeTraced: serveGin,
-}
+// middleware in front, as an app would; traced, under otelgin.
+var Gin = httpcases.Framework{Name: "gin", Handler: ginHandler}
 
-// serveGin serves routes, under otelgin when tp is set.
-func serveGin(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+// ginKeys are ginlock's.
+var ginKeys = httpcases.Extractors{FromContext: ginlock.FromContext, FromParam: ginlock.FromParam}
+
+var ginRelease sync.Once
+
+func ginHandler(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
+	ginRelease.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	r := gin.New()
 	if tp != nil {
 		r.Use(otelgin.Middleware("server", otelgin.WithTracerProvider(tp), otelgin.WithMeterProvider(metricnoop.NewMeterProvider())))
 	}
 	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+		c.Header(httpcases.RecoveredHeader, "1")
 		c.AbortWithStatus(http.StatusInternalServerError)
 	}), GinAuth)
 	for _, rt := range routes {
-		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(lockConfig(rt, ginKeys)), gin.WrapF(rt.Handler))
+		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(lockConfig(rt, ginKeys)), gin.WrapH(rt.Handler))
 	}
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return r
 }
 
 // GinAuth stands in for auth and timeout middleware on Gin.
@@ -53,6 +50,3 @@ func GinAuth(c *gin.Context) {
 	c.Request = r
 	c.Next()
 }
-
-// ginKeys are ginlock's.
-var ginKeys = httpcases.Extractors{FromContext: ginlock.FromContext, FromParam: ginlock.FromParam}

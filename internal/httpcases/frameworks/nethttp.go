@@ -2,8 +2,6 @@ package frameworks
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"testing"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -15,15 +13,15 @@ import (
 
 // NetHTTP serves each route on a ServeMux pattern, its handler wrapped by
 // the middleware, as the docs tell users to; traced, under otelhttp.
-var NetHTTP = httpcases.Framework{
-	Name: "net/http",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		return serveMux(t, nil, routes)
-	},
-	ServeTraced: serveMux,
+var NetHTTP = httpcases.Framework{Name: "net/http", Handler: netHTTP}
+
+// netHTTPKeys are net/http's: context values under httpcases.ValueKey.
+var netHTTPKeys = httpcases.Extractors{
+	FromContext: func(name string) httplock.KeyFunc { return httplock.FromContext(httpcases.ValueKey(name)) },
+	FromParam:   httplock.FromPathValue,
 }
 
-func serveMux(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+func netHTTP(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+rt.Path, httplock.New(lockConfig(rt, netHTTPKeys))(rt.Handler))
@@ -32,13 +30,5 @@ func serveMux(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) s
 	if tp != nil {
 		h = otelhttp.NewHandler(h, "server", otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// netHTTPKeys are net/http's: context values under httpcases.ValueKey.
-var netHTTPKeys = httpcases.Extractors{
-	FromContext: func(name string) httplock.KeyFunc { return httplock.FromContext(httpcases.ValueKey(name)) },
-	FromParam:   httplock.FromPathValue,
+	return h
 }
