@@ -38,7 +38,9 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 // Register the middleware after middleware.Recover and your auth
 // middleware: Recover must be outside it to receive a handler's panic (the
 // lock is released first), and auth must have run for FromContext to find
-// the user. The default scope is method + c.Path().
+// the user. The default scope is method + c.Path(), set by Echo's routing
+// before any middleware runs, so it is per route under e.Use too; a
+// request no route matched runs unlocked (Echo answers 404).
 func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if cfg.Skipper == nil {
 		cfg.Skipper = DefaultConfig.Skipper
@@ -60,6 +62,10 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 				cfg.BeforeFunc(c)
 			}
 			req, res := c.Request(), c.Response()
+			scope := e.Scope(req.Method, c.Path())
+			if scope == "" { // no route matched: Echo answers 404, with nothing to lock
+				return next(c)
+			}
 			kreq := echoContext.With(req, c)
 			key, kerr := lock.Key(kreq)
 			var herr error
@@ -74,7 +80,7 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 					rw = httplock.ReportingStatus(res, func() int { return sentStatus(er.Committed, er.Status, *failed) })
 				}
 			}
-			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(rw, req, scope, key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call

@@ -27,7 +27,9 @@ func New(cfg httplock.Config) echo.MiddlewareFunc {
 // Register it after middleware.Recover and your auth middleware: Recover
 // must be outside it to receive a handler's panic (the lock is released
 // first), and auth must have run for FromContext to find the user. The
-// default scope is method + c.Path().
+// default scope is method + c.Path(), set by Echo's routing before any
+// middleware runs, so it is per route under e.Use too; a request no route
+// matched runs unlocked (Echo answers 404).
 func WithConfig(cfg Config) echo.MiddlewareFunc {
 	if cfg.Skipper == nil {
 		cfg.Skipper = DefaultConfig.Skipper
@@ -49,6 +51,10 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 				cfg.BeforeFunc(c)
 			}
 			req, res := c.Request(), c.Response()
+			scope := e.Scope(req.Method, c.Path())
+			if scope == "" { // no route matched: Echo answers 404, with nothing to lock
+				return next(c)
+			}
 			kreq := echoContext.With(req, c)
 			key, kerr := lock.Key(kreq)
 			var herr error
@@ -61,7 +67,7 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 				failed = new(error)
 				rw = httplock.ReportingStatus(res, func() int { return sentStatus(res.Committed, res.Status, *failed) })
 			}
-			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(rw, req, scope, key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					c.Set(lockKey, lk)

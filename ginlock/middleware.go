@@ -21,7 +21,9 @@ import (
 // Put it after your recovery and auth middleware: recovery must be outside
 // it to receive a handler's panic (the lock is released first), and auth
 // must have run for FromContext to find the user. The default scope is
-// method + c.FullPath().
+// method + c.FullPath(), set by Gin's routing before any middleware runs,
+// so it is per route under r.Use too; a request no route matched runs
+// unlocked (Gin answers 404).
 func New(cfg httplock.Config) gin.HandlerFunc {
 	e, err := httplock.NewKeyedEngine(cfg)
 	if err != nil {
@@ -31,6 +33,10 @@ func New(cfg httplock.Config) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		req := c.Request
 		scope := e.Scope(req.Method, c.FullPath())
+		if scope == "" { // no route matched: Gin answers 404, with nothing to lock
+			c.Next()
+			return
+		}
 		kreq := ginContext.With(req, c)
 		key, kerr := cfg.Key(kreq)
 		orig := c.Writer

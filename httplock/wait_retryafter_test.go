@@ -28,7 +28,7 @@ func TestWaitRetryAfterWithinHolderTTL(t *testing.T) {
 		}
 	})
 	mw := httplock.New(httplock.Config{Locker: lk, Key: httplock.FromHeader("X-Key"), Mode: httplock.Wait,
-		MaxWait: 2200 * time.Millisecond, RetryAfter: 10 * time.Second})
+		MaxWait: 2200 * time.Millisecond, RetryAfter: 10 * time.Second, Scope: "orders"})
 	srv := httptest.NewServer(mw(h))
 	defer srv.Close()
 	get := func(hold bool) *http.Response {

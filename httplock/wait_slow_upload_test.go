@@ -66,7 +66,7 @@ func TestSlowBodyDoesNotEatMaxWait(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
 	})
-	mw := httplock.New(httplock.Config{Locker: lk, Key: httplock.FromHeader("X-Key"), Mode: httplock.Wait, MaxWait: time.Second})
+	mw := httplock.New(httplock.Config{Locker: lk, Key: httplock.FromHeader("X-Key"), Mode: httplock.Wait, MaxWait: time.Second, Scope: "uploads"})
 	srv := httptest.NewServer(mw(h))
 	defer srv.Close()
 
