@@ -18,9 +18,9 @@ func BenchmarkReplay(b *testing.B) {
 		e.Use(auth)
 		var mw []echo.MiddlewareFunc
 		if locked {
-			mw = append(mw, echo5lock.WithConfig(echo5lock.Config{
-				Key:    httplock.Join(echo5lock.FromContext(httpcases.UserKey), echo5lock.IdempotencyKey()),
-				Config: httplock.Config{Locker: l, Replay: replay},
+			mw = append(mw, echo5lock.New(httplock.Config{
+				Key:    httplock.Join(echo5lock.FromContext(httpcases.UserKey), httplock.IdempotencyKey()),
+				Locker: l, Replay: replay,
 			}))
 		}
 		e.POST(httpcases.ColonPath(httpcases.BenchPath), func(c *echo.Context) error {

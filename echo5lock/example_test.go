@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -43,7 +44,7 @@ func Example() {
 			<-finish
 		}
 		return c.String(http.StatusOK, "paid")
-	}, echo5lock.New(locker, echo5lock.FromContext("user")))
+	}, echo5lock.New(httplock.Config{Locker: locker, Key: echo5lock.FromContext("user")}))
 
 	send := func(url string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", url, nil)

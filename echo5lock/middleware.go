@@ -12,11 +12,12 @@ import (
 )
 
 // New returns middleware that runs at most one request per key at a time,
-// with DefaultConfig otherwise. It panics if l or key is nil.
-func New(l *core.Locker, key KeyFunc) echo.MiddlewareFunc {
-	cfg := DefaultConfig
-	cfg.Locker, cfg.Key = l, key
-	return WithConfig(cfg)
+// configured as httplock.Config says, with DefaultConfig's Echo fields. It
+// panics if cfg is invalid, as WithConfig does.
+func New(cfg httplock.Config) echo.MiddlewareFunc {
+	c := DefaultConfig
+	c.Lock = cfg
+	return WithConfig(c)
 }
 
 // WithConfig returns the middleware for cfg. It panics if cfg is invalid, a
@@ -30,22 +31,28 @@ func WithConfig(cfg Config) echo.MiddlewareFunc {
 }
 
 // ToMiddleware returns the middleware for cfg, or an error wrapping
-// httplock.ErrInvalidConfig (nil Locker or Key, negative durations, …). It
-// makes Config an echo.MiddlewareConfigurator.
+// httplock.ErrInvalidConfig that names the field of cfg.Lock (nil Locker or
+// Key, negative durations, …). It makes Config an
+// echo.MiddlewareConfigurator.
 //
 // Register the middleware after middleware.Recover and your auth
 // middleware: Recover must be outside it to receive a handler's panic (the
 // lock is released first), and auth must have run for FromContext to find
-// the user.
+// the user. The default scope is method + c.Path(), set by Echo's routing
+// before any middleware runs, so it is per route under e.Use too; a
+// request no route matched runs unlocked (Echo answers 404).
 func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
+	if cfg.Skipper == nil {
+		cfg.Skipper = DefaultConfig.Skipper
 	}
-	e, err := httplock.NewEngine(cfg.Config)
+	if cfg.ErrorHandler == nil {
+		cfg.ErrorHandler = DefaultConfig.ErrorHandler
+	}
+	e, err := httplock.NewKeyedEngine(cfg.Lock)
 	if err != nil {
 		return nil, fmt.Errorf("echo5lock: %w", err)
 	}
+	lock := e.Config()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
 			if cfg.Skipper(c) {
@@ -54,21 +61,26 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			if cfg.BeforeFunc != nil {
 				cfg.BeforeFunc(c)
 			}
-			key, kerr := cfg.Key(c)
 			req, res := c.Request(), c.Response()
+			scope := e.Scope(req.Method, c.Path())
+			if scope == "" { // no route matched: Echo answers 404, with nothing to lock
+				return next(c)
+			}
+			kreq := echoContext.With(req, c)
+			key, kerr := lock.Key(kreq)
 			var herr error
 			// failed is where the status below finds the handler's error: a
 			// box of its own, so that herr stays on the stack when
 			// telemetry is off.
 			var failed *error
 			rw := res
-			if cfg.Telemetry != nil {
+			if lock.Telemetry != nil {
 				if er, err := echo.UnwrapResponse(res); err == nil {
 					failed = new(error)
 					rw = httplock.ReportingStatus(res, func() int { return sentStatus(er.Committed, er.Status, *failed) })
 				}
 			}
-			_, rej := e.ServeResponse(rw, req, e.Scope(req.Method, c.Path()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+			_, rej := e.ServeResponse(rw, req, scope, key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 				if ctx != req.Context() {
 					c.SetRequest(req.WithContext(ctx))
 					defer c.SetRequest(req) // the lock's context ends with this call
@@ -102,6 +114,7 @@ func (cfg Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 			})
 			// A replayed request returns nil: its response is written.
 			if rej != nil {
+				lock.Respond(res, kreq, rej)
 				return cfg.ErrorHandler(c, rej)
 			}
 			return herr

@@ -37,9 +37,9 @@ func TestReplayNotRecordedAfterCommittedError(t *testing.T) {
 	e.POST("/export", func(c *echo.Context) error {
 		runs++
 		return c.Stream(http.StatusOK, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)})
-	}, echo5lock.WithConfig(echo5lock.Config{
-		Key:    echo5lock.IdempotencyKey(),
-		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{}},
+	}, echo5lock.New(httplock.Config{
+		Key:    httplock.IdempotencyKey(),
+		Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/export", nil)

@@ -23,9 +23,9 @@ func TestReplayRecordsHandlerError(t *testing.T) {
 	e.POST("/orders", func(*echo.Context) error {
 		runs++
 		return echo.NewHTTPError(http.StatusConflict, "out of stock")
-	}, echo5lock.WithConfig(echo5lock.Config{
-		Key:    echo5lock.IdempotencyKey(),
-		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{}},
+	}, echo5lock.New(httplock.Config{
+		Key:    httplock.IdempotencyKey(),
+		Locker: core.NewLocker(memorystore.New()), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/orders", nil)

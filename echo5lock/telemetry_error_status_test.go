@@ -22,9 +22,9 @@ func TestTelemetryCountsStatusOfHandlerError(t *testing.T) {
 	e := echo.New()
 	e.POST("/teapot", func(*echo.Context) error {
 		return echo.NewHTTPError(http.StatusTeapot, "short and stout")
-	}, echo5lock.WithConfig(echo5lock.Config{
-		Key:    echo5lock.FromHeader("X-Key"),
-		Config: httplock.Config{Locker: core.NewLocker(memorystore.New()), Telemetry: tel.Config()},
+	}, echo5lock.New(httplock.Config{
+		Key:    httplock.FromHeader("X-Key"),
+		Locker: core.NewLocker(memorystore.New()), Telemetry: tel.Config(),
 	}))
 	srv := httptest.NewServer(e)
 	defer srv.Close()

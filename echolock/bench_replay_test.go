@@ -18,9 +18,9 @@ func BenchmarkReplay(b *testing.B) {
 		e.Use(auth)
 		var mw []echo.MiddlewareFunc
 		if locked {
-			mw = append(mw, echolock.WithConfig(echolock.Config{
+			mw = append(mw, echolock.New(httplock.Config{
 				Locker: l, Replay: replay,
-				Key: httplock.Join(echolock.FromContext(httpcases.UserKey), echolock.IdempotencyKey()),
+				Key: httplock.Join(echolock.FromContext(httpcases.UserKey), httplock.IdempotencyKey()),
 			}))
 		}
 		e.POST(httpcases.ColonPath(httpcases.BenchPath), func(c echo.Context) error {

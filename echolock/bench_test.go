@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		e.Use(auth)
 		var mw []echo.MiddlewareFunc
 		if locked {
-			mw = append(mw, echolock.New(l, echolock.FromContext(httpcases.UserKey)))
+			mw = append(mw, echolock.New(httplock.Config{Locker: l, Key: echolock.FromContext(httpcases.UserKey)}))
 		}
 		e.POST(httpcases.ColonPath(httpcases.BenchPath), func(c echo.Context) error { return c.NoContent(http.StatusOK) }, mw...)
 		return e

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -31,14 +32,6 @@ func Example() {
 	}
 
 	e := echo.New()
-	// Render reqlock's rejections as application/problem+json, everything
-	// else as before.
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if echolock.RenderProblem(c, err) {
-			return
-		}
-		e.DefaultHTTPErrorHandler(err, c)
-	}
 	e.Use(middleware.Recover(), authenticate)
 
 	inside, finish := make(chan struct{}), make(chan struct{})
@@ -48,7 +41,7 @@ func Example() {
 			<-finish
 		}
 		return c.String(http.StatusOK, "paid")
-	}, echolock.New(locker, echolock.FromContext("user")))
+	}, echolock.New(httplock.Config{Locker: locker, Key: echolock.FromContext("user")}))
 
 	send := func(url string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", url, nil)

@@ -37,8 +37,8 @@ func TestReplayNotRecordedAfterCommittedError(t *testing.T) {
 	e.POST("/export", func(c echo.Context) error {
 		runs++
 		return c.Stream(http.StatusOK, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)})
-	}, echolock.WithConfig(echolock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	}, echolock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/export", nil)

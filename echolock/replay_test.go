@@ -23,8 +23,8 @@ func TestReplayRecordsHandlerError(t *testing.T) {
 	e.POST("/orders", func(echo.Context) error {
 		runs++
 		return echo.NewHTTPError(http.StatusConflict, "out of stock")
-	}, echolock.WithConfig(echolock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: echolock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	}, echolock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}))
 	send := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/orders", nil)

@@ -22,9 +22,9 @@ func TestTelemetryCountsStatusOfHandlerError(t *testing.T) {
 	e := echo.New()
 	e.POST("/teapot", func(echo.Context) error {
 		return echo.NewHTTPError(http.StatusTeapot, "short and stout")
-	}, echolock.WithConfig(echolock.Config{
+	}, echolock.New(httplock.Config{
 		Locker:    core.NewLocker(memorystore.New()),
-		Key:       echolock.FromHeader("X-Key"),
+		Key:       httplock.FromHeader("X-Key"),
 		Telemetry: tel.Config(),
 	}))
 	srv := httptest.NewServer(e)

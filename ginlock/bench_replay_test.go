@@ -19,9 +19,9 @@ func BenchmarkReplay(b *testing.B) {
 		r.Use(auth)
 		chain := []gin.HandlerFunc{func(c *gin.Context) { c.Data(http.StatusCreated, "application/json", httpcases.BenchBody) }}
 		if locked {
-			chain = append([]gin.HandlerFunc{ginlock.New(ginlock.Config{
+			chain = append([]gin.HandlerFunc{ginlock.New(httplock.Config{
 				Locker: l, Replay: replay,
-				Key: httplock.Join(ginlock.FromContext(httpcases.UserKey), ginlock.IdempotencyKey()),
+				Key: httplock.Join(ginlock.FromContext(httpcases.UserKey), httplock.IdempotencyKey()),
 			})}, chain...)
 		}
 		r.POST(httpcases.ColonPath(httpcases.BenchPath), chain...)

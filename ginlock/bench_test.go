@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		r.Use(auth)
 		chain := []gin.HandlerFunc{func(c *gin.Context) { c.Status(http.StatusOK) }}
 		if locked {
-			chain = append([]gin.HandlerFunc{ginlock.New(ginlock.Config{Locker: l, Key: ginlock.FromContext(httpcases.UserKey)})}, chain...)
+			chain = append([]gin.HandlerFunc{ginlock.New(httplock.Config{Locker: l, Key: ginlock.FromContext(httpcases.UserKey)})}, chain...)
 		}
 		r.POST(httpcases.ColonPath(httpcases.BenchPath), chain...)
 		return r

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -32,7 +33,7 @@ func Example() {
 	inside, finish := make(chan struct{}), make(chan struct{})
 	r := gin.New()
 	r.Use(gin.Recovery(), authenticate)
-	r.POST("/payments", ginlock.New(ginlock.Config{
+	r.POST("/payments", ginlock.New(httplock.Config{
 		Locker: locker,
 		Key:    ginlock.FromContext("user"),
 	}), func(c *gin.Context) {

@@ -12,30 +12,35 @@ import (
 )
 
 // New returns Gin middleware that runs at most one request per key at a
-// time. It panics if cfg is invalid (nil Locker or Key, negative durations),
-// a mistake to catch at start-up; the message names the field
-// (httplock.ConfigError).
+// time, configured as httplock.Config says: Key is httplock's (FromHeader,
+// IdempotencyKey, …) or Gin's (FromContext, FromParam), and Respond writes
+// to c.Writer (ContextOf finds the *gin.Context). It panics if cfg is
+// invalid (nil Locker or Key, negative durations), a mistake to catch at
+// start-up; the message names the field (httplock.ConfigError).
 //
 // Put it after your recovery and auth middleware: recovery must be outside
 // it to receive a handler's panic (the lock is released first), and auth
-// must have run for FromContext to find the user.
-func New(cfg Config) gin.HandlerFunc {
-	if cfg.Key == nil {
-		panic(fmt.Errorf("ginlock.New: Config.Key is nil: %w", httplock.ErrInvalidConfig))
-	}
-	e, err := httplock.NewEngine(cfg.engineConfig())
+// must have run for FromContext to find the user. The default scope is
+// method + c.FullPath(), set by Gin's routing before any middleware runs,
+// so it is per route under r.Use too; a request no route matched runs
+// unlocked (Gin answers 404).
+func New(cfg httplock.Config) gin.HandlerFunc {
+	e, err := httplock.NewKeyedEngine(cfg)
 	if err != nil {
 		panic(fmt.Errorf("ginlock.New: %w", err))
 	}
-	respond := cfg.Respond
-	if respond == nil {
-		respond = WriteProblem
-	}
+	cfg = e.Config()
 	return func(c *gin.Context) {
-		key, kerr := cfg.Key(c)
 		req := c.Request
+		scope := e.Scope(req.Method, c.FullPath())
+		if scope == "" { // no route matched: Gin answers 404, with nothing to lock
+			c.Next()
+			return
+		}
+		kreq := ginContext.With(req, c)
+		key, kerr := cfg.Key(kreq)
 		orig := c.Writer
-		replayed, rej := e.ServeResponse(orig, req, e.Scope(req.Method, c.FullPath()), key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
+		replayed, rej := e.ServeResponse(orig, req, scope, key, kerr, func(ctx context.Context, w http.ResponseWriter) error {
 			if lk, ok := core.FromContext(ctx); ok && ctx != req.Context() {
 				c.Request = req.WithContext(ctx)
 				c.Set(lockKey{}, lk)
@@ -63,7 +68,7 @@ func New(cfg Config) gin.HandlerFunc {
 		})
 		switch {
 		case rej != nil:
-			respond(c, rej)
+			cfg.Respond(c.Writer, kreq, rej)
 			c.Abort()
 		case replayed:
 			c.Abort()

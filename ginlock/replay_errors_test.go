@@ -42,8 +42,8 @@ func sendKeyed(r http.Handler) *httptest.ResponseRecorder {
 func TestReplayNotRecordedAfterRenderError(t *testing.T) {
 	runs := 0
 	r := gin.New()
-	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	r.POST("/x", ginlock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		c.DataFromReader(http.StatusOK, -1, "application/json", &failingReader{strings.NewReader(`{"rows":[1,2,3`)}, nil)
@@ -67,8 +67,8 @@ func TestReplayNotRecordedWithGinErrors(t *testing.T) {
 			c.JSON(http.StatusConflict, gin.H{"error": err.Error()})
 		}
 	})
-	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	r.POST("/x", ginlock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		_ = c.Error(errors.New("out of stock"))

@@ -17,8 +17,8 @@ import (
 // never got.
 func TestReplayHeadersAsSentByWriteHeaderNow(t *testing.T) {
 	r := gin.New()
-	r.POST("/x", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	r.POST("/x", ginlock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		c.Header("Location", "/orders/1")
 		c.AbortWithStatus(http.StatusAccepted)

@@ -19,8 +19,8 @@ import (
 func TestReplayGinStatus(t *testing.T) {
 	runs, after := 0, 0
 	r := gin.New()
-	r.POST("/orders", ginlock.New(ginlock.Config{
-		Locker: core.NewLocker(memorystore.New()), Key: ginlock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
+	r.POST("/orders", ginlock.New(httplock.Config{
+		Locker: core.NewLocker(memorystore.New()), Key: httplock.IdempotencyKey(), Replay: &httplock.ReplayConfig{},
 	}), func(c *gin.Context) {
 		runs++
 		c.Status(http.StatusAccepted)

@@ -19,7 +19,7 @@ func BenchmarkReplay(b *testing.B) {
 		if locked {
 			h = httplock.New(httplock.Config{
 				Locker: l, Replay: replay,
-				Key: httplock.Join(httplock.FromContext(httpcases.UserCtxKey{}), httplock.IdempotencyKey()),
+				Key: httplock.Join(httplock.FromContext(httpcases.ValueKey(httpcases.UserKey)), httplock.IdempotencyKey()),
 			})(h)
 		}
 		mux := http.NewServeMux()

@@ -40,7 +40,7 @@ func BenchmarkMiddlewareTelemetry(b *testing.B) {
 			})
 			tracer := tp.Tracer("bench")
 			build := func(tel *core.Telemetry) http.Handler {
-				lock := httplock.New(httplock.Config{Locker: l, Key: httplock.FromContext(httpcases.UserCtxKey{}), Telemetry: tel})
+				lock := httplock.New(httplock.Config{Locker: l, Key: httplock.FromContext(httpcases.ValueKey(httpcases.UserKey)), Telemetry: tel})
 				mux := http.NewServeMux()
 				mux.Handle("POST "+httpcases.BenchPath, lock(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 				inner := httpcases.WithUser(mux)

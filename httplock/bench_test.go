@@ -13,7 +13,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	httpcases.Bench(b, func(l *core.Locker, locked bool) http.Handler {
 		var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 		if locked {
-			h = httplock.New(httplock.Config{Locker: l, Key: httplock.FromContext(httpcases.UserCtxKey{})})(h)
+			h = httplock.New(httplock.Config{Locker: l, Key: httplock.FromContext(httpcases.ValueKey(httpcases.UserKey))})(h)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("POST "+httpcases.BenchPath, httpcases.WithUser(h))

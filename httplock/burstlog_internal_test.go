@@ -22,7 +22,7 @@ func TestMissingContextKeyLoggedEachBurst(t *testing.T) {
 	var buf bytes.Buffer
 	lg := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
 	type sessionKey struct{}
-	lock := New(Config{Locker: core.NewLocker(memorystore.New()), Key: FromContext(sessionKey{}), KeyRequired: true, Logger: lg})
+	lock := New(Config{Locker: core.NewLocker(memorystore.New()), Key: FromContext(sessionKey{}), KeyRequired: true, Logger: lg, Scope: "sessions"})
 	srv := httptest.NewServer(lock(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		t.Error("handler ran without its key")
 	})))

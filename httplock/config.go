@@ -160,7 +160,8 @@ type Config struct {
 	// fail_open, lock_lost, replayed, rejected, wait_timeout,
 	// too_many_waiters, unavailable, client_gone, key_missing, key_invalid,
 	// key_too_long, key_misconfigured, fingerprint_mismatch,
-	// body_too_large, body_unreadable, record_unreadable, misconfigured.
+	// body_too_large, body_unreadable, record_unreadable, misconfigured,
+	// route_unknown.
 	// The status is the one the engine answered with (Rejection.Status: 499
 	// for client_gone; a Respond of your own may send another), the replayed
 	// one, or the handler's when its writer tells (always with Replay; Gin,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -64,24 +65,7 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 
 // New panics with the same message: it is what a developer reads.
 func TestNewPanicNamesTheField(t *testing.T) {
-	defer func() {
-		err, _ := recover().(error)
-		const want = "httplock: Config.MaxWait is negative (-1s)"
-		if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
-			t.Fatalf("recovered %v, want %q", err, want)
-		}
-	}()
-	httplock.New(httplock.Config{Locker: core.NewLocker(memorystore.New()), Key: httplock.FromHeader("X-Key"), MaxWait: -time.Second})
-}
-
-func TestNewPanicsWithoutKey(t *testing.T) {
-	defer func() {
-		err, _ := recover().(error)
-		if !errors.Is(err, httplock.ErrInvalidConfig) || err.Error() != "httplock: Config.Key is nil" {
-			t.Fatalf("recovered %v, want ErrInvalidConfig naming Config.Key", err)
-		}
-	}()
-	httplock.New(httplock.Config{Locker: core.NewLocker(memorystore.New())})
+	httpcases.CheckConfigPanics(t, "", func(c httplock.Config) { httplock.New(c) })
 }
 
 func TestModeString(t *testing.T) {

@@ -43,6 +43,9 @@
 //	client disconnects while waiting               handler never runs, nothing written, no lock left
 //	handler panics                                 lock released, panic passed on to the recovery middleware
 //	lock lost while the handler runs               request context cancelled, cause core.ErrLockLost
+//	route unknown where the middleware runs        500 problem+json (route_unknown), an error
+//	(net/http: around a whole mux, chi's r.Use),   logged once per burst saying what to set;
+//	and no Config.Scope                            never one lock shared by every route
 //
 // Retry-After is whole seconds, at least 1: the Config.RetryAfter hint
 // (default 1s), cut to the holder's remaining lease when that is shorter.
@@ -143,8 +146,8 @@
 // constants): locked, unlocked, fail_open, lock_lost, replayed, rejected,
 // wait_timeout, too_many_waiters, unavailable, client_gone, key_missing,
 // key_invalid, key_too_long, key_misconfigured, fingerprint_mismatch,
-// body_too_large, body_unreadable, record_unreadable, misconfigured. The
-// request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,
+// body_too_large, body_unreadable, record_unreadable, misconfigured,
+// route_unknown. The request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,
 // and the event reqlock.rejected when the handler did not run. No key, and
 // no hash of one, is ever an attribute; see Config.Telemetry for the scope.
 // Log lines carry reqlock.scope, reqlock.outcome or reqlock.reason, and

@@ -61,14 +61,28 @@ func NewEngine(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// NewKeyedEngine is NewEngine for a middleware that takes each request's
+// key with Config.Key, which must then be set: New and the framework
+// adapters build their engine with it.
+func NewKeyedEngine(cfg Config) (*Engine, error) {
+	if cfg.Key == nil {
+		return nil, badField("Key", "is nil", nil)
+	}
+	return NewEngine(cfg)
+}
+
 // Config returns the configuration with its defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
 // Scope is the lock scope of a request: Config.Scope when set, otherwise
-// DefaultScope(method, route).
+// DefaultScope(method, route); "" when neither Scope nor the route is
+// known, which the engine answers with ErrRouteUnknown.
 func (e *Engine) Scope(method, route string) string {
-	if e.cfg.Scope != "" {
+	switch {
+	case e.cfg.Scope != "":
 		return e.cfg.Scope
+	case route == "":
+		return ""
 	}
 	return DefaultScope(method, route)
 }
@@ -153,6 +167,12 @@ func (e *Engine) serveObserved(ctx context.Context, r *http.Request, w http.Resp
 
 // run is serve's flow; o, when not nil, takes notes for telemetry.
 func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter, scope, key string, keyErr error, next func(context.Context, http.ResponseWriter) error, o *observation) (replayed bool, rej *Rejection) {
+	if scope == "" {
+		logBurst(e.cfg.Logger, slog.LevelError, "reqlock: the request's route is unknown where the lock middleware runs, so every route of a method would share one lock; answering 500."+
+			" The middleware wraps a whole mux, or runs before the router (chi's router-wide r.Use): wrap each route's handler instead (ServeMux: mux.Handle(pattern, lock(h)); chi: r.With(lock).Post(path, h)), or set Config.Scope",
+			e, ErrRouteUnknown, logOutcome, OutcomeRouteUnknown)
+		return false, reject(ErrRouteUnknown, nil, 0)
+	}
 	switch {
 	case errors.Is(keyErr, ErrNoContextValue) && e.cfg.KeyRequired:
 		// The key comes from what the server's own middleware sets: the

@@ -57,6 +57,16 @@ var (
 	// logged as an error).
 	ErrRecordUnreadable = errors.New("reqlock: recorded response cannot be read")
 
+	// ErrRouteUnknown means the middleware does not know the request's
+	// route and Config.Scope is not set (500, logged as an error at most
+	// once per burst): net/http's r.Pattern is empty where the middleware
+	// runs, as when it wraps a whole mux or runs before the router (chi's
+	// router-wide Use). Every route of a method would otherwise share one
+	// lock, and one user's POST /profile would answer 409 while their POST
+	// /orders runs. Wrap each route's handler instead (ServeMux:
+	// mux.Handle(pattern, lock(h)); chi: r.With(lock)), or set Scope.
+	ErrRouteUnknown = errors.New("reqlock: the request's route is unknown where the middleware runs")
+
 	// ErrInvalidConfig is wrapped by the error NewEngine returns for a
 	// Config it cannot work with. It is also the reason (500) when an engine
 	// with Replay is used through Serve or ServeRequest, which cannot

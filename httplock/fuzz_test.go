@@ -185,7 +185,7 @@ func FuzzMiddlewareKey(f *testing.F) {
 		f.Add(s)
 	}
 	l := core.NewLocker(memorystore.New())
-	h := httplock.New(httplock.Config{Locker: l, Key: httplock.FromHeader("X-Key")})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := httplock.New(httplock.Config{Locker: l, Key: httplock.FromHeader("X-Key"), Scope: "fuzz"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := core.FromContext(r.Context()); !ok && r.Header.Get("X-Key") != "" {
 			w.WriteHeader(http.StatusInternalServerError) // a keyed request ran without its lock
 		}

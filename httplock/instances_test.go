@@ -27,6 +27,7 @@ func TestTwoInstancesServeOneUserInTurn(t *testing.T) {
 		mw := httplock.New(httplock.Config{
 			Locker:  core.NewLocker(redisstore.New(c)),
 			Key:     httplock.FromHeader("X-User"),
+			Scope:   "orders",
 			Mode:    httplock.Wait,
 			MaxWait: 3 * time.Second,
 		})

@@ -10,19 +10,19 @@ import (
 // durations): a mistake to catch at start-up, not per request. Use
 // NewEngine to get the error instead.
 //
-// The default scope uses r.Pattern, which ServeMux sets only once it has
-// routed the request: wrap each route's handler,
+// The default scope uses r.Pattern, which ServeMux (and chi) set only once
+// they have routed the request: wrap each route's handler,
 //
 //	mux.Handle("POST /orders/{id}", lock(orderHandler))
+//	r.With(lock).Post("/orders/{id}", orderHandler) // chi
 //
-// not the mux itself. Around a whole mux, or under another router, the
-// pattern is empty and every route of a method shares one scope; set
-// Config.Scope instead.
+// not the mux itself. Around a whole mux, under chi's router-wide r.Use, or
+// under a router that does not set r.Pattern, the route is unknown: every
+// request gets 500 (route_unknown, ErrRouteUnknown) and an error log that
+// says so, instead of every route of a method sharing one lock. Set
+// Config.Scope there.
 func New(cfg Config) func(http.Handler) http.Handler {
-	if cfg.Key == nil {
-		panic(badField("Key", "is nil", nil))
-	}
-	e, err := NewEngine(cfg)
+	e, err := NewKeyedEngine(cfg)
 	if err != nil {
 		panic(err) // a *ConfigError: "httplock: Config.<Field> …"
 	}

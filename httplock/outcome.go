@@ -29,6 +29,7 @@ const (
 	OutcomeBodyUnreadable   = "body_unreadable"      // 400: replay
 	OutcomeRecordUnreadable = "record_unreadable"    // 500: replay
 	OutcomeMisconfigured    = "misconfigured"        // 500: ErrInvalidConfig
+	OutcomeRouteUnknown     = "route_unknown"        // 500: ErrRouteUnknown
 )
 
 // rejectionOutcome names what rej says happened; mode tells a 409 at once
@@ -62,6 +63,8 @@ func rejectionOutcome(rej *Rejection, mode Mode) string {
 		return OutcomeBodyUnreadable
 	case ErrRecordUnreadable:
 		return OutcomeRecordUnreadable
+	case ErrRouteUnknown:
+		return OutcomeRouteUnknown
 	}
 	return OutcomeMisconfigured
 }

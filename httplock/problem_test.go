@@ -59,7 +59,7 @@ func TestWriteProblem(t *testing.T) {
 func TestRespondReplacesResponse(t *testing.T) {
 	l := core.NewLocker(memorystore.New())
 	mw := httplock.New(httplock.Config{
-		Locker: l, Key: httplock.FromHeader("X-Key"), KeyRequired: true,
+		Locker: l, Key: httplock.FromHeader("X-Key"), KeyRequired: true, Scope: "orders",
 		Respond: func(w http.ResponseWriter, r *http.Request, rej *httplock.Rejection) {
 			if errors.Is(rej, httplock.ErrKeyMissing) {
 				http.Error(w, "send X-Key", http.StatusPreconditionRequired)

@@ -22,7 +22,7 @@ type Rejection struct {
 	Problem Problem
 	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
 	// ErrKeyMisconfigured, ErrLocked, ErrTooManyWaiters, ErrUnavailable,
-	// ErrClientGone, and with replay ErrReplayMismatch, ErrBodyTooLarge,
+	// ErrClientGone, ErrRouteUnknown, and with replay ErrReplayMismatch, ErrBodyTooLarge,
 	// ErrBodyUnreadable, ErrRecordUnreadable or ErrInvalidConfig.
 	Reason error
 	// Cause is the error behind Reason, or nil.
@@ -133,6 +133,8 @@ func describe(reason, cause error) (status int, code, detail string) {
 		return http.StatusBadRequest, "body_unreadable", "The request body could not be read."
 	case ErrRecordUnreadable:
 		return http.StatusInternalServerError, "record_unreadable", "The response recorded for this key cannot be read by this server."
+	case ErrRouteUnknown:
+		return http.StatusInternalServerError, "route_unknown", "The server's duplicate-request protection does not know this request's route."
 	case ErrInvalidConfig:
 		return http.StatusInternalServerError, "misconfigured", "The server's duplicate-request protection is misconfigured."
 	}

@@ -33,7 +33,7 @@ func TestReplayStoreOutage(t *testing.T) {
 			var runs atomic.Int32
 			mw := httplock.New(httplock.Config{
 				Locker: l, Key: httplock.FromHeader("Idempotency-Key"), Replay: &httplock.ReplayConfig{},
-				FailOpen: failOpen, StoreTimeout: 200 * time.Millisecond, Logger: httpcases.Quiet,
+				FailOpen: failOpen, StoreTimeout: 200 * time.Millisecond, Logger: httpcases.Quiet, Scope: "payments",
 			})
 			ts := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				n := runs.Add(1)
@@ -88,7 +88,7 @@ func TestReplayClientGoneWhileWaiting(t *testing.T) {
 	inside, finish := make(chan struct{}), make(chan struct{})
 	mw := httplock.New(httplock.Config{
 		Locker: l, Key: httplock.FromHeader("Idempotency-Key"), Replay: &httplock.ReplayConfig{},
-		Mode: httplock.Wait, MaxWait: 5 * time.Second, Logger: httpcases.Quiet,
+		Mode: httplock.Wait, MaxWait: 5 * time.Second, Logger: httpcases.Quiet, Scope: "payments",
 	})
 	ts := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if runs.Add(1) == 1 {

@@ -29,7 +29,7 @@ func TestReplayAcrossSentinelFailover(t *testing.T) {
 		l := core.NewLocker(store, core.WithLogger(httpcases.Quiet))
 		mw := httplock.New(httplock.Config{
 			Locker: l, Key: httplock.IdempotencyKey(),
-			Replay: &httplock.ReplayConfig{}, StoreTimeout: 5 * time.Second, Logger: httpcases.Quiet,
+			Replay: &httplock.ReplayConfig{}, StoreTimeout: 5 * time.Second, Logger: httpcases.Quiet, Scope: "payments",
 		})
 		ts := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := runs.Add(1)
@@ -94,7 +94,7 @@ func TestReplayAcrossSentinelFailover(t *testing.T) {
 func mustRecordKey(t *testing.T, idempotencyKey string) string {
 	t.Helper()
 	l := core.NewLocker(memorystore.New())
-	skey, err := l.StoreKey(httplock.LockKey(httplock.DefaultScope(http.MethodPost, ""), idempotencyKey))
+	skey, err := l.StoreKey(httplock.LockKey("payments", idempotencyKey))
 	if err != nil {
 		t.Fatal(err)
 	}

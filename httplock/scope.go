@@ -8,8 +8,8 @@ import (
 // DefaultScope is the scope of a route: method + " " + route template, e.g.
 // "POST /orders/{id}". A net/http pattern that names a method ("POST
 // /orders/{id}") has it replaced by the request's method. An empty route
-// (no template known: a middleware around a whole mux, or a 404) gives the
-// method alone, so such requests lock per method rather than not at all.
+// gives the method alone; the middleware never locks on that (see
+// ErrRouteUnknown).
 func DefaultScope(method, route string) string {
 	if i := strings.IndexByte(route, ' '); i >= 0 {
 		route = strings.TrimLeft(route[i+1:], " \t")

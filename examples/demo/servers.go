@@ -80,9 +80,9 @@ func ginServer(s *server, l *core.Locker, sc scenario) http.Handler {
 	r.Use(gin.Recovery(), func(c *gin.Context) { c.Set("user", bearer(c.Request.Header)) })
 	key := ginlock.FromContext("user")
 	if sc.replay { // the user's own Idempotency-Key: never another user's response
-		key = httplock.Join(key, ginlock.IdempotencyKey())
+		key = httplock.Join(key, httplock.IdempotencyKey())
 	}
-	r.POST("/orders", ginlock.New(ginlock.Config{
+	r.POST("/orders", ginlock.New(httplock.Config{
 		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	}), func(c *gin.Context) {
 		c.JSON(http.StatusCreated, s.handle())
@@ -98,9 +98,9 @@ func echoServer(s *server, l *core.Locker, sc scenario) http.Handler {
 	}
 	key := echolock.FromContext("user")
 	if sc.replay {
-		key = httplock.Join(key, echolock.IdempotencyKey())
+		key = httplock.Join(key, httplock.IdempotencyKey())
 	}
-	lock := echolock.WithConfig(echolock.Config{
+	lock := echolock.New(httplock.Config{
 		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	})
 	e.POST("/orders", func(c echo.Context) error {
@@ -116,11 +116,10 @@ func echo5Server(s *server, l *core.Locker, sc scenario) http.Handler {
 	}
 	key := echo5lock.FromContext("user")
 	if sc.replay {
-		key = httplock.Join(key, echo5lock.IdempotencyKey())
+		key = httplock.Join(key, httplock.IdempotencyKey())
 	}
-	lock := echo5lock.WithConfig(echo5lock.Config{
-		Key:    key,
-		Config: httplock.Config{Locker: l, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry},
+	lock := echo5lock.New(httplock.Config{
+		Locker: l, Key: key, Mode: sc.mode, MaxWaiters: sc.maxWaiters, Replay: replayConfig(sc), Telemetry: httpTelemetry,
 	})
 	e.POST("/orders", func(c *echo5.Context) error {
 		return c.JSON(http.StatusCreated, s.handle())

@@ -18,6 +18,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echolock"
 	"github.com/reqlock/reqlock/examples/internal/storeenv"
+	"github.com/reqlock/reqlock/httplock"
 )
 
 // auth stands in for real authentication: it must verify the credential
@@ -46,7 +47,7 @@ func main() {
 	defer closeStore()
 
 	// The verified user, never a client header.
-	oneAtATime := echolock.New(core.NewLocker(store), echolock.FromContext("user"))
+	oneAtATime := echolock.New(httplock.Config{Locker: core.NewLocker(store), Key: echolock.FromContext("user")})
 
 	e := echo.New()
 	e.HideBanner = true

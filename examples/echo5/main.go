@@ -22,6 +22,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/echo5lock"
 	"github.com/reqlock/reqlock/examples/internal/storeenv"
+	"github.com/reqlock/reqlock/httplock"
 )
 
 // auth stands in for real authentication: it must verify the credential
@@ -50,10 +51,10 @@ func main() {
 	defer closeStore()
 
 	// The verified user, never a client header.
-	oneAtATime := echo5lock.New(core.NewLocker(store), echo5lock.FromContext("user"))
+	oneAtATime := echo5lock.New(httplock.Config{Locker: core.NewLocker(store), Key: echo5lock.FromContext("user")})
 
 	e := echo.New()
-	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // a 409 as application/problem+json
+	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // your own errors as application/problem+json too
 	e.Use(middleware.Recover(), auth)
 	e.POST("/orders", createOrder, oneAtATime)
 

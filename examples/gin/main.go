@@ -17,6 +17,7 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/examples/internal/storeenv"
 	"github.com/reqlock/reqlock/ginlock"
+	"github.com/reqlock/reqlock/httplock"
 )
 
 // auth stands in for real authentication: it must verify the credential
@@ -43,7 +44,7 @@ func main() {
 	}
 	defer closeStore()
 
-	oneAtATime := ginlock.New(ginlock.Config{
+	oneAtATime := ginlock.New(httplock.Config{
 		Locker: core.NewLocker(store),
 		Key:    ginlock.FromContext("user"), // the verified user, never a client header
 	})

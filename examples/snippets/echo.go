@@ -16,16 +16,14 @@ func Echo(locker *core.Locker) http.Handler {
 	auth, createOrder, pay := echoAuth, echoCreateOrder, echoPay
 
 	e := echo.New()
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if !echolock.RenderProblem(c, err) { // reqlock's rejections as application/problem+json
-			e.DefaultHTTPErrorHandler(err, c)
-		}
-	}
 	e.Use(middleware.Recover(), auth) // auth does c.Set("user", userID)
-	e.POST("/orders", createOrder, echolock.New(locker, echolock.FromContext("user")))
-	e.POST("/payments", pay, echolock.WithConfig(echolock.Config{
+	e.POST("/orders", createOrder, echolock.New(httplock.Config{
+		Locker: locker,
+		Key:    echolock.FromContext("user"),
+	}))
+	e.POST("/payments", pay, echolock.New(httplock.Config{
 		Locker:      locker,
-		Key:         echolock.Join(echolock.FromContext("user"), echolock.IdempotencyKey()),
+		Key:         httplock.Join(echolock.FromContext("user"), httplock.IdempotencyKey()),
 		KeyRequired: true,
 		Replay:      &httplock.ReplayConfig{},
 	}))

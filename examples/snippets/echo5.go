@@ -18,10 +18,15 @@ func Echo5(locker *core.Locker) http.Handler {
 	e := echo.New()
 	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // rejections as problem+json
 	e.Use(middleware.Recover(), auth)                               // auth does c.Set("user", userID)
-	e.POST("/orders", createOrder, echo5lock.New(locker, echo5lock.FromContext("user")))
-	e.POST("/payments", pay, echo5lock.WithConfig(echo5lock.Config{
-		Key:    echo5lock.Join(echo5lock.FromContext("user"), echo5lock.IdempotencyKey()),
-		Config: httplock.Config{Locker: locker, KeyRequired: true, Replay: &httplock.ReplayConfig{}},
+	e.POST("/orders", createOrder, echo5lock.New(httplock.Config{
+		Locker: locker,
+		Key:    echo5lock.FromContext("user"),
+	}))
+	e.POST("/payments", pay, echo5lock.New(httplock.Config{
+		Locker:      locker,
+		Key:         httplock.Join(echo5lock.FromContext("user"), httplock.IdempotencyKey()),
+		KeyRequired: true,
+		Replay:      &httplock.ReplayConfig{},
 	}))
 	return e
 }

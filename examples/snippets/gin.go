@@ -16,14 +16,14 @@ func Gin(locker *core.Locker) http.Handler {
 
 	r := gin.New()
 	r.Use(gin.Recovery(), auth) // auth does c.Set("user", userID); Recovery sits outside the lock
-	r.POST("/orders", ginlock.New(ginlock.Config{
+	r.POST("/orders", ginlock.New(httplock.Config{
 		Locker: locker,
 		Key:    ginlock.FromContext("user"),
-		Mode:   ginlock.Wait,
+		Mode:   httplock.Wait,
 	}), createOrder)
-	r.POST("/payments", ginlock.New(ginlock.Config{
+	r.POST("/payments", ginlock.New(httplock.Config{
 		Locker:      locker,
-		Key:         ginlock.Join(ginlock.FromContext("user"), ginlock.IdempotencyKey()),
+		Key:         httplock.Join(ginlock.FromContext("user"), httplock.IdempotencyKey()),
 		KeyRequired: true,
 		Replay:      &httplock.ReplayConfig{},
 	}), pay)

@@ -14,6 +14,7 @@ import (
 // Cases is the table every adapter runs.
 var Cases = []Case{
 	{"reject_duplicates", rejectDuplicates},
+	{"problem_bodies_carry_code", problemBodiesCarryCode},
 	{"wait_serializes", waitSerializes},
 	{"sequential_requests_pass", sequentialRequests},
 	{"users_independent", usersIndependent},

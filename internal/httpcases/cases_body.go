@@ -57,7 +57,7 @@ func bodyIntactAfterWait(e *Env) {
 		}
 	}
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, Scope: "body"}
-	url := e.Serve(Route{Method: "POST", Path: "/orders", Lock: cfg, Key: KeySource{Kind: FromHeader, Name: "X-Key"}, Handler: check})
+	url := e.Serve(Route{Method: "POST", Path: "/orders", Lock: cfg, Key: KeySource{Kind: FromHeader, Name: "X-Key"}, Handler: http.HandlerFunc(check)})
 	finish := e.Hold(p, "POST", url+"/orders", UserHeader, "alice", "X-Key", "k")
 	var results []<-chan Result
 	for _, n := range []int{1, 1000, 1 << 20} {

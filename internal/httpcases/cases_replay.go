@@ -82,7 +82,7 @@ func replayRoute(e *Env, p *Probe, cfg httplock.Config) string {
 	if cfg.Replay == nil {
 		cfg.Replay = &httplock.ReplayConfig{}
 	}
-	return e.Serve(Route{Method: "POST", Path: "/orders/{id}", Lock: cfg, Key: KeySource{Kind: FromUserAndIdempotencyKey}, Handler: p.Order})
+	return e.Serve(Route{Method: "POST", Path: "/orders/{id}", Lock: cfg, Key: KeySource{Kind: FromUserAndIdempotencyKey}, Handler: http.HandlerFunc(p.Order)})
 }
 
 // order sends a POST with body as user with the idempotency key ik.

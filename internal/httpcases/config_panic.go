@@ -3,21 +3,39 @@ package httpcases
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/memorystore"
 )
 
-// CheckConfigPanics builds each config in cases with construct (an
-// adapter's constructor) and fails t unless it panics with an error whose
-// text is the case's key, naming the field, and that errors.Is
-// httplock.ErrInvalidConfig.
-func CheckConfigPanics[C any](t *testing.T, construct func(C), cases map[string]C) {
+// BadConfigs are configs no middleware may accept, each under the message
+// of the *httplock.ConfigError it is refused with.
+func BadConfigs() map[string]httplock.Config {
+	l := core.NewLocker(memorystore.New())
+	key := httplock.FromHeader("X-Key")
+	return map[string]httplock.Config{
+		"httplock: Config.MaxWait is negative (-1s)":       {Locker: l, Key: key, MaxWait: -time.Second},
+		"httplock: Config.StoreTimeout is negative (-1ms)": {Locker: l, Key: key, StoreTimeout: -time.Millisecond},
+		"httplock: Config.RetryAfter is negative (-1ms)":   {Locker: l, Key: key, RetryAfter: -time.Millisecond},
+		"httplock: Config.Mode is unknown (Mode(5))":       {Locker: l, Key: key, Mode: 5},
+		"httplock: Config.Locker is nil":                   {Key: key},
+		"httplock: Config.Key is nil":                      {Locker: l},
+	}
+}
+
+// CheckConfigPanics builds each of BadConfigs with construct (an adapter's
+// constructor) and fails t unless it panics with an error whose text is
+// prefix and the ConfigError's message, naming the field, and that
+// errors.Is httplock.ErrInvalidConfig.
+func CheckConfigPanics(t *testing.T, prefix string, construct func(httplock.Config)) {
 	t.Helper()
-	for want, cfg := range cases {
+	for msg, cfg := range BadConfigs() {
 		func() {
 			defer func() {
 				err, _ := recover().(error)
-				if err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
+				if want := prefix + msg; err == nil || err.Error() != want || !errors.Is(err, httplock.ErrInvalidConfig) {
 					t.Errorf("recovered %v, want %q wrapping ErrInvalidConfig", err, want)
 				}
 			}()

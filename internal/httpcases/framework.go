@@ -3,6 +3,7 @@ package httpcases
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -12,22 +13,34 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 )
 
-// Framework is one middleware under test: it serves routes on a loopback
-// server, each route's handler behind that framework's reqlock middleware.
+// Framework is one middleware under test: it serves routes, each route's
+// handler behind that framework's reqlock middleware, as an app would. The
+// end-to-end cases and the safety load (internal/safety/httpload) both run
+// on the frameworks of package frameworks.
 type Framework struct {
 	Name string
-	// Serve starts a server (closed at cleanup) with routes and returns its
-	// base URL. The server must put the X-User header's value on the context
-	// where its FromContext extractor looks, and an Account beside it (the
-	// test's stand-in for auth middleware), put a deadline on the request's context when DeadlineHeader
-	// asks for one (WithDeadline: the stand-in for a timeout middleware), and
-	// recover panics outside the lock middleware with a 500, as a real app's
-	// recovery middleware would.
-	Serve func(t *testing.T, routes []Route) string
-	// ServeTraced is Serve with the framework's OpenTelemetry
-	// instrumentation outermost (otelhttp, otelgin, otelecho, or a stand-in
-	// where there is none), starting a server span per request from tp.
-	ServeTraced func(t *testing.T, tp trace.TracerProvider, routes []Route) string
+	// Handler builds the app for routes: recovery (a 500 marked with
+	// RecoveredHeader) outside the lock middleware, and the stand-in auth and
+	// timeout middleware (WithUser: the UserHeader's value on the context
+	// where the framework's FromContext looks, an Account beside it, a
+	// deadline when DeadlineHeader asks for one) before it. With tp, the
+	// framework's OpenTelemetry instrumentation (otelhttp, otelgin,
+	// otelecho, or a stand-in where there is none) is outermost, starting a
+	// server span per request from tp.
+	Handler func(tp trace.TracerProvider, routes []Route) http.Handler
+}
+
+// Serve starts fw's app for routes on 127.0.0.1, closed at cleanup, and
+// returns its base URL.
+func (fw Framework) Serve(t testing.TB, routes []Route) string {
+	return fw.ServeTraced(t, nil, routes)
+}
+
+// ServeTraced is Serve under the framework's instrumentation, spans from tp.
+func (fw Framework) ServeTraced(t testing.TB, tp trace.TracerProvider, routes []Route) string {
+	srv := httptest.NewServer(fw.Handler(tp, routes))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // Route is one route of a test server.
@@ -41,7 +54,7 @@ type Route struct {
 	Key KeySource
 	// Handler is the app's handler. The request it gets carries the
 	// middleware's context.
-	Handler http.HandlerFunc
+	Handler http.Handler
 }
 
 // KeyKind is where a key comes from.
@@ -77,8 +90,8 @@ type KeySource struct {
 }
 
 // The test stand-in for authentication: the user named in UserHeader ends up
-// on the context, under UserCtxKey for net/http and under UserKey for Gin
-// and Echo (c.Set); beside it an Account for that user, under
+// on the context, under ValueKey(UserKey) for net/http and under UserKey for
+// Gin and Echo (c.Set); beside it an Account for that user, under
 // ValueKey(AccountKey) for net/http and AccountKey for Gin and Echo.
 const (
 	UserHeader = "X-User"
@@ -86,11 +99,36 @@ const (
 	AccountKey = "account"
 )
 
-// UserCtxKey is the net/http context key of the user.
-type UserCtxKey struct{}
-
-// ValueKey is the net/http context key of a FromValue source.
+// ValueKey is the net/http context key of a value the stand-in auth sets.
 type ValueKey string
+
+// Extractors are a framework's own key functions: those that read what the
+// framework keeps per request.
+type Extractors struct {
+	// FromContext reads the value the stand-in auth stored under name.
+	FromContext func(name string) httplock.KeyFunc
+	// FromParam reads a route parameter.
+	FromParam func(name string) httplock.KeyFunc
+}
+
+// Key is the KeyFunc for k on a framework with these extractors.
+func (x Extractors) Key(k KeySource) httplock.KeyFunc {
+	switch k.Kind {
+	case FromHeader:
+		return httplock.FromHeader(k.Name)
+	case FromParam:
+		return x.FromParam(k.Name)
+	case FromQuery:
+		return httplock.FromQuery(k.Name)
+	case FromIdempotencyKey:
+		return httplock.IdempotencyKey()
+	case FromValue:
+		return x.FromContext(k.Name)
+	case FromUserAndIdempotencyKey:
+		return httplock.Join(x.FromContext(UserKey), httplock.IdempotencyKey())
+	}
+	return x.FromContext(UserKey)
+}
 
 // Account is what the stand-in auth puts under AccountKey: a struct, which
 // a key extractor cannot turn into a key by itself.
@@ -100,7 +138,7 @@ type Account struct{ User string }
 func WithUser(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get(UserHeader); u != "" {
-			ctx := context.WithValue(r.Context(), UserCtxKey{}, u)
+			ctx := context.WithValue(r.Context(), ValueKey(UserKey), u)
 			r = r.WithContext(context.WithValue(ctx, ValueKey(AccountKey), Account{User: u}))
 		}
 		r, cancel := WithDeadline(r)
@@ -125,11 +163,21 @@ func WithDeadline(r *http.Request) (*http.Request, context.CancelFunc) {
 	return r.WithContext(ctx), cancel
 }
 
-// Recover is the net/http stand-in for recovery middleware.
+// RecoveredHeader marks the 500 the frameworks' recovery middleware writes, so
+// that a panic that escaped a middleware shows as one.
+const RecoveredHeader = "X-Recovered-Panic"
+
+// Recover is the net/http stand-in for recovery middleware: a panic becomes
+// a 500 marked with RecoveredHeader; http.ErrAbortHandler goes on, as net/http
+// means it to.
 func Recover(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				w.Header().Set(RecoveredHeader, "1")
 				w.WriteHeader(http.StatusInternalServerError)
 			}
 		}()

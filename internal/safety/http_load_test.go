@@ -13,6 +13,8 @@ import (
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/storetest/faultproxy"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/internal/safety/httpload"
 	"github.com/reqlock/reqlock/redisstore"
@@ -41,12 +43,12 @@ func httpWaitFlood(t *testing.T, storeName string) {
 	st := openStore(t, storeName)
 	l := core.NewLocker(st.store, core.WithLogger(quiet), core.WithTTL(2*time.Second))
 	h := newHTTPRun(t, fmt.Sprintf("%d requests at once for one held key, Wait mode, MaxWaiters %d, 4 frameworks", clients, maxWaiters), storeName)
-	for _, fw := range httpload.Frameworks {
+	for _, fw := range frameworks.All {
 		tr := httpload.NewTracker()
-		srv := httpload.Serve(t, fw, []httpload.Route{{Method: "POST", Path: "/w", Key: httpload.Source{Kind: httpload.Header, Name: httpload.KeyHeader},
+		srvURL := fw.Serve(t, []httpcases.Route{{Method: "POST", Path: "/w", Key: httpcases.KeySource{Kind: httpcases.FromHeader, Name: httpload.KeyHeader},
 			Lock:    httplock.Config{Locker: l, Logger: quiet, Mode: httplock.Wait, MaxWait: 10 * time.Second, MaxWaiters: maxWaiters},
 			Handler: tr.Handler(RandomPause(2 * time.Millisecond))}})
-		url := srv.URL + "/w"
+		url := srvURL + "/w"
 		c := httpload.NewClient(clients)
 		warm(t, c, url, httpload.KeyHeader, "warm")
 		base := httpload.Take()
@@ -161,8 +163,8 @@ func httpFaults(t *testing.T, f httpFault) {
 	h.faults = true
 	tr := httpload.NewTracker()
 	handler := tr.Handler(RandomPause(5 * time.Millisecond))
-	key := httpload.Source{Kind: httpload.Header, Name: httpload.KeyHeader}
-	routes := []httpload.Route{
+	key := httpcases.KeySource{Kind: httpcases.FromHeader, Name: httpload.KeyHeader}
+	routes := []httpcases.Route{
 		{Method: "POST", Path: "/r", Key: key, Handler: handler,
 			Lock: httplock.Config{Locker: l, Logger: quiet, StoreTimeout: faultStoreTimeout}},
 		{Method: "POST", Path: "/w", Key: key, Handler: handler,
@@ -172,8 +174,8 @@ func httpFaults(t *testing.T, f httpFault) {
 	}
 	c := httpload.NewClient(8)
 	var urls []string
-	for _, fw := range httpload.Frameworks {
-		u := httpload.Serve(t, fw, routes).URL
+	for _, fw := range frameworks.All {
+		u := fw.Serve(t, routes)
 		for _, r := range []string{"/r", "/w", "/o"} {
 			warm(t, c, u+r, httpload.KeyHeader, "warm")
 		}
@@ -278,17 +280,17 @@ func httpLoad(t *testing.T, storeName string) {
 	h := newHTTPRun(t, fmt.Sprintf("load: %d clients, %d users and orders, half on 5 hot ones, %v, 4 frameworks", workers, users, d), storeName)
 	tr := httpload.NewTracker()
 	handler := tr.Handler(RandomPause(3 * time.Millisecond))
-	routes := []httpload.Route{
-		{Method: "POST", Path: "/pay", Key: httpload.Source{Kind: httpload.User}, Handler: handler,
+	routes := []httpcases.Route{
+		{Method: "POST", Path: "/pay", Key: httpcases.KeySource{Kind: httpcases.FromUser}, Handler: handler,
 			Lock: httplock.Config{Locker: l, Logger: quiet}},
-		{Method: "POST", Path: "/order/{id}", Key: httpload.Source{Kind: httpload.Param, Name: "id"}, Handler: handler,
+		{Method: "POST", Path: "/order/{id}", Key: httpcases.KeySource{Kind: httpcases.FromParam, Name: "id"}, Handler: handler,
 			Lock: httplock.Config{Locker: l, Logger: quiet, Mode: httplock.Wait, MaxWait: 200 * time.Millisecond, MaxWaiters: 8, Scope: "orders"}},
 	}
 	c := httpload.NewClient(workers)
 	var urls []string
-	for _, fw := range httpload.Frameworks {
-		u := httpload.Serve(t, fw, routes).URL
-		warm(t, c, u+"/pay", httpload.UserHeader, "warm")
+	for _, fw := range frameworks.All {
+		u := fw.Serve(t, routes)
+		warm(t, c, u+"/pay", httpcases.UserHeader, "warm")
 		warm(t, c, u+"/order/warm")
 		urls = append(urls, u)
 	}
@@ -309,7 +311,7 @@ func httpLoad(t *testing.T, storeName string) {
 			u := urls[i%len(urls)]
 			if pay {
 				user := fmt.Sprintf("user-%d", who)
-				return httpload.Request{Req: post(u+"/pay", httpload.UserHeader, user), Label: "pay\x00" + user, Want: want(200, 409)}
+				return httpload.Request{Req: post(u+"/pay", httpcases.UserHeader, user), Label: "pay\x00" + user, Want: want(200, 409)}
 			}
 			id := fmt.Sprintf("order-%d", who)
 			return httpload.Request{Req: post(u + "/order/" + id), Label: "order\x00" + id, Want: want(200, 409, 429)}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
+	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 	"github.com/reqlock/reqlock/internal/safety/httpload"
 )
 
@@ -90,9 +92,9 @@ func httpHostile(t *testing.T, storeName string) {
 	per := httpLoadFor(t) / 4
 	var scans, seen, foreign, noExpiry int
 	var scanErr error
-	for _, fw := range httpload.Frameworks {
+	for _, fw := range frameworks.All {
 		tr := httpload.NewTracker()
-		srv := httpload.Serve(t, fw, httpload.HostileRoutes(l, tr.Handler(RandomPause(2*time.Millisecond))))
+		srvURL := fw.Serve(t, httpload.HostileRoutes(l, tr.Handler(RandomPause(2*time.Millisecond))))
 		c := httpload.NewClient(8)
 		ctx, stop := context.WithCancel(context.Background())
 		var scanner sync.WaitGroup
@@ -119,7 +121,7 @@ func httpHostile(t *testing.T, storeName string) {
 		}
 		res := httpload.Load{Client: c, Workers: 8, Max: 1_000_000, Until: time.Now().Add(per),
 			Next: func(int) (rq httpload.Request) {
-				rnd.with(func(r *rand.Rand) { rq = httpload.Hostile(r, srv.URL) })
+				rnd.with(func(r *rand.Rand) { rq = httpload.Hostile(r, srvURL) })
 				return rq
 			}}.Run(context.Background())
 		stop()
@@ -188,12 +190,12 @@ func httpDistinctFlood(t *testing.T, storeName string) {
 		tr   *httpload.Tracker
 	}
 	var servers []served
-	for _, fw := range httpload.Frameworks {
+	for _, fw := range frameworks.All {
 		tr := httpload.NewTracker()
-		srv := httpload.Serve(t, fw, []httpload.Route{{Method: "POST", Path: "/f", Key: httpload.Source{Kind: httpload.Header, Name: httpload.KeyHeader},
+		srvURL := fw.Serve(t, []httpcases.Route{{Method: "POST", Path: "/f", Key: httpcases.KeySource{Kind: httpcases.FromHeader, Name: httpload.KeyHeader},
 			Lock: httplock.Config{Locker: l, Logger: quiet}, Handler: tr.Handler(func() time.Duration { return 0 })}})
-		warm(t, c, srv.URL+"/f", httpload.KeyHeader, "warm")
-		servers = append(servers, served{fw.Name, srv.URL + "/f", tr})
+		warm(t, c, srvURL+"/f", httpload.KeyHeader, "warm")
+		servers = append(servers, served{fw.Name, srvURL + "/f", tr})
 	}
 	ctx := context.Background()
 	var memBefore int64

@@ -1,52 +1,53 @@
 package frameworks
 
 import (
-	"net/http/httptest"
-	"testing"
+	"io"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/labstack/echo/otelecho"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echolock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Echo serves the routes on an Echo v4 with recovery and a stand-in auth
-// middleware in front, and an app error handler that renders rejections as
-// problem+json via RenderProblem.
-var Echo = httpcases.Framework{
-	Name: "echo",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho(routes))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
-	ServeTraced: func(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho(routes, otelecho.Middleware("server", otelecho.WithTracerProvider(tp))))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
-}
+// middleware in front, and Echo's default error handler; traced, under
+// otelecho.
+var Echo = httpcases.Framework{Name: "echo", Handler: echoHandler}
 
-// newEcho serves routes, with outer middleware (instrumentation) first.
-func newEcho(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
+// echoKeys are echolock's.
+var echoKeys = httpcases.Extractors{FromContext: echolock.FromContext, FromParam: echolock.FromParam}
+
+func echoHandler(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
 	e := echo.New()
-	e.Use(outer...)
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if echolock.RenderProblem(c, err) {
-			return
-		}
-		e.DefaultHTTPErrorHandler(err, c)
+	e.Logger.SetOutput(io.Discard)
+	if tp != nil {
+		e.Use(otelecho.Middleware("server", otelecho.WithTracerProvider(tp)))
 	}
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true, DisableErrorHandler: false}), EchoAuth)
+	e.Use(echoRecover, EchoAuth)
 	for _, rt := range routes {
-		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echolock.WithConfig(echoConfig(rt)))
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echolock.New(lockConfig(rt, echoKeys)))
 	}
 	return e
+}
+
+// echoRecover stands in for recovery middleware on Echo v4.
+func echoRecover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				c.Response().Header().Set(httpcases.RecoveredHeader, "1")
+				err = echo.NewHTTPError(http.StatusInternalServerError)
+			}
+		}()
+		return next(c)
+	}
 }
 
 // EchoAuth stands in for auth and timeout middleware on Echo v4.
@@ -61,32 +62,4 @@ func EchoAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(r)
 		return next(c)
 	}
-}
-
-func echoConfig(rt httpcases.Route) echolock.Config {
-	l := rt.Lock
-	return echolock.Config{
-		Locker: l.Locker, Key: echoKey(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay, Telemetry: l.Telemetry,
-	}
-}
-
-func echoKey(k httpcases.KeySource) echolock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return echolock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return echolock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return echolock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return echolock.IdempotencyKey()
-	case httpcases.FromValue:
-		return echolock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(echolock.FromContext(httpcases.UserKey), echolock.IdempotencyKey())
-	}
-	return echolock.FromContext(httpcases.UserKey)
 }

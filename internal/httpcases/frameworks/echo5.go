@@ -1,33 +1,34 @@
 package frameworks
 
 import (
-	"net/http/httptest"
-	"testing"
+	"net/http"
 
 	"github.com/labstack/echo/v5"
-	"github.com/labstack/echo/v5/middleware"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/echo5lock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Echo5 serves the routes on an Echo v5 with recovery and a stand-in auth
-// middleware in front, and an app error handler that renders rejections as
-// problem+json via RenderProblem.
-var Echo5 = httpcases.Framework{
-	Name: "echo5",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho5(routes))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
-	ServeTraced: func(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
-		srv := httptest.NewServer(newEcho5(routes, serverSpan(tp)))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	},
+// middleware in front, and Echo's RFC 9457 error handler, as the README
+// sets it; traced, under a stand-in for instrumentation.
+var Echo5 = httpcases.Framework{Name: "echo5", Handler: echo5Handler}
+
+// echo5Keys are echo5lock's.
+var echo5Keys = httpcases.Extractors{FromContext: echo5lock.FromContext, FromParam: echo5lock.FromParam}
+
+func echo5Handler(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
+	e := echo.New()
+	if tp != nil {
+		e.Use(serverSpan(tp))
+	}
+	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // as the README says
+	e.Use(echo5Recover, Echo5Auth)
+	for _, rt := range routes {
+		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.New(lockConfig(rt, echo5Keys)))
+	}
+	return e
 }
 
 // serverSpan stands in for OpenTelemetry instrumentation of Echo v5: a
@@ -45,24 +46,20 @@ func serverSpan(tp trace.TracerProvider) echo.MiddlewareFunc {
 	}
 }
 
-// newEcho5 serves routes, with outer middleware (instrumentation) first.
-func newEcho5(routes []httpcases.Route, outer ...echo.MiddlewareFunc) *echo.Echo {
-	e := echo.New()
-	e.Use(outer...)
-	e.HTTPErrorHandler = func(c *echo.Context, err error) {
-		if echo5lock.RenderProblem(c, err) {
-			return
-		}
-		echo.DefaultHTTPErrorHandler(false)(c, err)
+// echo5Recover stands in for recovery middleware on Echo v5.
+func echo5Recover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				c.Response().Header().Set(httpcases.RecoveredHeader, "1")
+				err = echo.NewHTTPError(http.StatusInternalServerError, "panic")
+			}
+		}()
+		return next(c)
 	}
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}), Echo5Auth)
-	for _, rt := range routes {
-		// The case's whole httplock.Config goes in as is: the embedded
-		// Config is how every engine option reaches this adapter.
-		cfg := echo5lock.Config{Key: echo5Key(rt.Key), Config: rt.Lock}
-		e.Add(rt.Method, httpcases.ColonPath(rt.Path), echo.WrapHandler(rt.Handler), echo5lock.WithConfig(cfg))
-	}
-	return e
 }
 
 // Echo5Auth stands in for auth and timeout middleware on Echo v5.
@@ -77,22 +74,4 @@ func Echo5Auth(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(r)
 		return next(c)
 	}
-}
-
-func echo5Key(k httpcases.KeySource) echo5lock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return echo5lock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return echo5lock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return echo5lock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return echo5lock.IdempotencyKey()
-	case httpcases.FromValue:
-		return echo5lock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(echo5lock.FromContext(httpcases.UserKey), echo5lock.IdempotencyKey())
-	}
-	return echo5lock.FromContext(httpcases.UserKey)
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 )
 
-// The four frameworks the end-to-end cases run on, for a store's own
+// The frameworks the end-to-end cases run on, for a store's own
 // end-to-end test to range over.
 func Example() {
 	for _, fw := range frameworks.All {
@@ -14,6 +14,7 @@ func Example() {
 	}
 	// Output:
 	// net/http
+	// chi
 	// gin
 	// echo
 	// echo5

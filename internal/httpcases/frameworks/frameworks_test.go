@@ -28,13 +28,13 @@ func TestServeLocksPerUser(t *testing.T) {
 				Path:   "/orders/{id}",
 				Lock:   httplock.Config{Locker: l, Mode: httplock.Reject},
 				Key:    httpcases.KeySource{Kind: httpcases.FromUser},
-				Handler: func(w http.ResponseWriter, r *http.Request) {
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.Header.Get(httpcases.UserHeader) == "ann" {
 						once.Do(func() { close(inside) })
 						<-release
 					}
 					w.WriteHeader(http.StatusOK)
-				},
+				}),
 			}})
 			post := func(user string) int {
 				req, _ := http.NewRequest(http.MethodPost, url+"/orders/1", nil)

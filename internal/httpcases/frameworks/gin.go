@@ -3,8 +3,7 @@ package frameworks
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"testing"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
@@ -12,35 +11,32 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqlock/reqlock/ginlock"
-	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Gin serves the routes on a gin.Engine with recovery and a stand-in auth
-// middleware in front, as an app would.
-var Gin = httpcases.Framework{
-	Name: "gin",
-	Serve: func(t *testing.T, routes []httpcases.Route) string {
-		return serveGin(t, nil, routes)
-	},
-	ServeTraced: serveGin,
-}
+// middleware in front, as an app would; traced, under otelgin.
+var Gin = httpcases.Framework{Name: "gin", Handler: ginHandler}
 
-// serveGin serves routes, under otelgin when tp is set.
-func serveGin(t *testing.T, tp trace.TracerProvider, routes []httpcases.Route) string {
+// ginKeys are ginlock's.
+var ginKeys = httpcases.Extractors{FromContext: ginlock.FromContext, FromParam: ginlock.FromParam}
+
+var ginRelease sync.Once
+
+func ginHandler(tp trace.TracerProvider, routes []httpcases.Route) http.Handler {
+	ginRelease.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	r := gin.New()
 	if tp != nil {
 		r.Use(otelgin.Middleware("server", otelgin.WithTracerProvider(tp), otelgin.WithMeterProvider(metricnoop.NewMeterProvider())))
 	}
 	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+		c.Header(httpcases.RecoveredHeader, "1")
 		c.AbortWithStatus(http.StatusInternalServerError)
 	}), GinAuth)
 	for _, rt := range routes {
-		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(ginConfig(rt)), gin.WrapF(rt.Handler))
+		r.Handle(rt.Method, httpcases.ColonPath(rt.Path), ginlock.New(lockConfig(rt, ginKeys)), gin.WrapH(rt.Handler))
 	}
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return r
 }
 
 // GinAuth stands in for auth and timeout middleware on Gin.
@@ -53,32 +49,4 @@ func GinAuth(c *gin.Context) {
 	defer cancel()
 	c.Request = r
 	c.Next()
-}
-
-func ginConfig(rt httpcases.Route) ginlock.Config {
-	l := rt.Lock
-	return ginlock.Config{
-		Locker: l.Locker, Key: ginKey(rt.Key), Mode: l.Mode, MaxWait: l.MaxWait, MaxWaiters: l.MaxWaiters,
-		RetryAfter: l.RetryAfter, Scope: l.Scope, KeyRequired: l.KeyRequired, FailOpen: l.FailOpen,
-		StoreTimeout: l.StoreTimeout, Logger: l.Logger, WaitBodyLimit: l.WaitBodyLimit,
-		Replay: l.Replay, Telemetry: l.Telemetry,
-	}
-}
-
-func ginKey(k httpcases.KeySource) ginlock.KeyFunc {
-	switch k.Kind {
-	case httpcases.FromHeader:
-		return ginlock.FromHeader(k.Name)
-	case httpcases.FromParam:
-		return ginlock.FromParam(k.Name)
-	case httpcases.FromQuery:
-		return ginlock.FromQuery(k.Name)
-	case httpcases.FromIdempotencyKey:
-		return ginlock.IdempotencyKey()
-	case httpcases.FromValue:
-		return ginlock.FromContext(k.Name)
-	case httpcases.FromUserAndIdempotencyKey:
-		return httplock.Join(ginlock.FromContext(httpcases.UserKey), ginlock.IdempotencyKey())
-	}
-	return ginlock.FromContext(httpcases.UserKey)
 }

@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+
+	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // Shape checks that a response is one the documentation allows for a
@@ -21,7 +23,7 @@ func Shape(status int, h http.Header, body []byte) error {
 		return nil
 	case http.StatusBadRequest, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	case http.StatusInternalServerError:
-		if h.Get(PanicHeader) != "" {
+		if h.Get(httpcases.RecoveredHeader) != "" {
 			return fmt.Errorf("500: a panic reached the recovery middleware")
 		}
 		return fmt.Errorf("500 %q", clip(body))

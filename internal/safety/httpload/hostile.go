@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/httpcases"
 )
 
 // KeyHeader is the header the hostile routes take their key from.
@@ -18,15 +19,15 @@ const KeyHeader = "X-Key"
 
 // HostileRoutes are the routes hostile requests go to, one per key source
 // and a Wait-mode one, each locking with l and running h.
-func HostileRoutes(l *core.Locker, h http.Handler) []Route {
+func HostileRoutes(l *core.Locker, h http.Handler) []httpcases.Route {
 	reject := httplock.Config{Locker: l, Logger: quiet}
 	wait := httplock.Config{Locker: l, Logger: quiet, Mode: httplock.Wait, MaxWait: 100 * time.Millisecond, MaxWaiters: 2}
-	return []Route{
-		{Method: "POST", Path: "/h", Lock: reject, Key: Source{Header, KeyHeader}, Handler: h},
-		{Method: "POST", Path: "/q", Lock: reject, Key: Source{Query, "k"}, Handler: h},
-		{Method: "POST", Path: "/p/{id}", Lock: reject, Key: Source{Param, "id"}, Handler: h},
-		{Method: "POST", Path: "/i", Lock: reject, Key: Source{Idempotency, ""}, Handler: h},
-		{Method: "POST", Path: "/w", Lock: wait, Key: Source{Header, KeyHeader}, Handler: h},
+	return []httpcases.Route{
+		{Method: "POST", Path: "/h", Lock: reject, Key: httpcases.KeySource{Kind: httpcases.FromHeader, Name: KeyHeader}, Handler: h},
+		{Method: "POST", Path: "/q", Lock: reject, Key: httpcases.KeySource{Kind: httpcases.FromQuery, Name: "k"}, Handler: h},
+		{Method: "POST", Path: "/p/{id}", Lock: reject, Key: httpcases.KeySource{Kind: httpcases.FromParam, Name: "id"}, Handler: h},
+		{Method: "POST", Path: "/i", Lock: reject, Key: httpcases.KeySource{Kind: httpcases.FromIdempotencyKey}, Handler: h},
+		{Method: "POST", Path: "/w", Lock: wait, Key: httpcases.KeySource{Kind: httpcases.FromHeader, Name: KeyHeader}, Handler: h},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/httpcases/frameworks"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
@@ -103,16 +104,16 @@ func TestCountJustifies409(t *testing.T) {
 // over the memory store; the safety suite sends many, over Redis too.
 func TestHostileSmoke(t *testing.T) {
 	l := core.NewLocker(memorystore.New(), core.WithLogger(quiet))
-	for _, fw := range Frameworks {
+	for _, fw := range frameworks.All {
 		t.Run(fw.Name, func(t *testing.T) {
 			tr := NewTracker()
-			srv := Serve(t, fw, HostileRoutes(l, tr.Handler(func() time.Duration { return 0 })))
+			url := fw.Serve(t, HostileRoutes(l, tr.Handler(func() time.Duration { return 0 })))
 			c := NewClient(4)
 			defer c.CloseIdleConnections()
 			rnd := rand.New(rand.NewPCG(1, 2))
 			reqs := make([]Request, 300)
 			for i := range reqs {
-				reqs[i] = Hostile(rnd, srv.URL)
+				reqs[i] = Hostile(rnd, url)
 			}
 			res := Load{Client: c, Workers: 4, Max: len(reqs), Until: time.Now().Add(10 * time.Second),
 				Next: func(i int) Request { return reqs[i] }}.Run(context.Background())

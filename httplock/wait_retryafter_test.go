@@ -13,12 +13,10 @@ import (
 	"github.com/reqlock/reqlock/memorystore"
 )
 
-// TestWaitRetryAfterWithinHolderTTL: DESIGN.md: Retry-After is "never
-// more than the holder's remaining TTL rounded up". A Wait-mode request
-// that gives up after MaxWait reports the holder's remaining lease as it
-// was at its first attempt (the NotObtainedError a queued waiter keeps),
-// MaxWait stale: the holder (3 s lease, no watchdog) has < 1 s left, yet
-// Retry-After says 3.
+// Retry-After is never more than the holder's remaining lease rounded up,
+// for a Wait-mode request that gives up after MaxWait too: the lease as it
+// is then, not as the waiter's first attempt saw it (the holder, 3 s lease
+// and no watchdog, has under 1 s left by then).
 func TestWaitRetryAfterWithinHolderTTL(t *testing.T) {
 	lk := core.NewLocker(memorystore.New(), core.WithTTL(3*time.Second), core.WithoutWatchdog())
 	entered := make(chan struct{}, 1)
@@ -30,7 +28,7 @@ func TestWaitRetryAfterWithinHolderTTL(t *testing.T) {
 		}
 	})
 	mw := httplock.New(httplock.Config{Locker: lk, Key: httplock.FromHeader("X-Key"), Mode: httplock.Wait,
-		MaxWait: 2200 * time.Millisecond, RetryAfter: 10 * time.Second})
+		MaxWait: 2200 * time.Millisecond, RetryAfter: 10 * time.Second, Scope: "orders"})
 	srv := httptest.NewServer(mw(h))
 	defer srv.Close()
 	get := func(hold bool) *http.Response {
