@@ -19,6 +19,7 @@ type Store struct {
 
 	records memoryRecords
 	lines   memoryLines
+	permits memoryPermits
 }
 
 type memoryLock struct {

@@ -29,5 +29,7 @@ func Offers(s core.Store) []string {
 	add(l, "LapseTeller")
 	_, k := s.(store.Kinder)
 	add(k, "Kinder")
+	_, p := s.(store.Semaphores)
+	add(p, "Semaphores")
 	return names
 }

@@ -30,6 +30,7 @@ func groups() []group {
 		{"cancel", cancelPromises},
 		{"inspect", inspectPromises},
 		{"contract", contractPromises},
+		{"semaphore", semaphorePromises},
 	}
 }
 
