@@ -1,0 +1,81 @@
+-- permit_acquire: take one of a key's permits (at most ARGV[3] holders at
+-- once) and hand out its fence, in one round trip.
+--
+-- KEYS[1]  the permits: a sorted set of holders' tokens, scored by the
+--          server-clock millisecond their lease ends
+-- KEYS[2]  each holder's fence: a hash, token -> fence
+-- KEYS[3]  the permits' fence counter
+-- KEYS[4]  the token's cancel marker (see permit_release.lua)
+-- ARGV[1]  the caller's random token
+-- ARGV[2]  the lease, in milliseconds
+-- ARGV[3]  the caller's limit: granted only while fewer permits are held
+-- ARGV[4]  the fence counter's lifetime, in milliseconds
+--
+-- Returns the fence when the permit is ours, or minus the shortest lease
+-- left among the holders, in milliseconds, when the key is full.
+--
+-- Every key shares the lock key's {hash tag}, so all of them sit in one
+-- Cluster slot. Expired permits are pruned here first: a holder that died
+-- frees its place when its lease ends, whoever comes next.
+
+local t = redis.call('TIME')
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = math.floor(nowUs / 1000)
+local token = ARGV[1]
+local lease = tonumber(ARGV[2])
+
+-- The caller gave up on this very attempt and cleaned up before it landed
+-- (a delayed command): nobody is waiting for this permit.
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  return redis.error_reply('ERR reqlock: permit acquire landed after it was cancelled')
+end
+
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+if #expired > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  -- unpack has a bound on its arguments: forget the fences in chunks.
+  for i = 1, #expired, 1000 do
+    redis.call('HDEL', KEYS[2], unpack(expired, i, math.min(i + 999, #expired)))
+  end
+end
+
+-- Both keys live as long as the longest permit.
+local function keep()
+  local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  local left = tonumber(top[2]) - now
+  redis.call('PEXPIRE', KEYS[1], left)
+  redis.call('PEXPIRE', KEYS[2], left)
+end
+
+-- Our own token: a copy of this attempt got here first. The permit is
+-- ours, its lease only growing.
+local mine = redis.call('ZSCORE', KEYS[1], token)
+if mine then
+  if now + lease > tonumber(mine) then
+    redis.call('ZADD', KEYS[1], now + lease, token)
+    keep()
+  end
+  return tonumber(redis.call('HGET', KEYS[2], token))
+end
+
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return -(tonumber(first[2]) - now)
+end
+
+-- The fence is the larger of the last one + 1 and the clock in
+-- microseconds, so that it keeps growing when the counter is lost (a
+-- restart without persistence, an expired counter). Lua numbers are exact
+-- below 2^53, which a clock in microseconds stays under until 2255.
+local fence = nowUs
+-- Numbers go to Redis as strings of digits: Lua would print these in
+-- exponent form.
+local last = redis.call('SET', KEYS[3], string.format('%d', nowUs), 'PX', ARGV[4], 'GET')
+if last and tonumber(last) >= nowUs then
+  fence = tonumber(last) + 1
+  redis.call('SET', KEYS[3], string.format('%d', fence), 'PX', ARGV[4])
+end
+redis.call('ZADD', KEYS[1], now + lease, token)
+redis.call('HSET', KEYS[2], token, string.format('%d', fence))
+keep()
+return fence
