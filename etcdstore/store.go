@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 
 	"time"
 
@@ -27,6 +28,9 @@ type Store struct {
 	pools      expiringPools // leases of records and cancel markers
 	held       heldLocks     // token → lock, for Guard
 	lines      lines         // this process's waiters and their watches
+	// permitLeases is token → the lease of its permit (semaphore.go), so
+	// that a release revokes it.
+	permitLeases sync.Map
 }
 
 // Option configures a Store.
