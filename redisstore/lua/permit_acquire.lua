@@ -30,37 +30,43 @@ if redis.call('EXISTS', KEYS[4]) == 1 then
   return redis.error_reply('ERR reqlock: permit acquire landed after it was cancelled')
 end
 
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
-if #expired > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  -- unpack has a bound on its arguments: forget the fences in chunks.
-  for i = 1, #expired, 1000 do
-    redis.call('HDEL', KEYS[2], unpack(expired, i, math.min(i + 999, #expired)))
+local held = redis.call('ZCARD', KEYS[1])
+if held > 0 then
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    -- unpack has a bound on its arguments: forget the fences in chunks.
+    for i = 1, #expired, 1000 do
+      redis.call('HDEL', KEYS[2], unpack(expired, i, math.min(i + 999, #expired)))
+    end
+    held = held - #expired
   end
 end
 
--- Both keys live as long as the longest permit.
-local function keep()
-  local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local left = tonumber(top[2]) - now
-  redis.call('PEXPIRE', KEYS[1], left)
-  redis.call('PEXPIRE', KEYS[2], left)
-end
-
--- Our own token: a copy of this attempt got here first. The permit is
--- ours, its lease only growing.
-local mine = redis.call('ZSCORE', KEYS[1], token)
-if mine then
-  if now + lease > tonumber(mine) then
-    redis.call('ZADD', KEYS[1], now + lease, token)
-    keep()
+-- Both keys live as long as the longest permit: a lease that ends later
+-- than the keys' pushes their expiry out.
+local function keep(ends)
+  if redis.call('PTTL', KEYS[1]) < ends - now then
+    redis.call('PEXPIRE', KEYS[1], ends - now)
+    redis.call('PEXPIRE', KEYS[2], ends - now)
   end
-  return tonumber(redis.call('HGET', KEYS[2], token))
 end
 
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return -(tonumber(first[2]) - now)
+if held > 0 then
+  -- Our own token: a copy of this attempt got here first. The permit is
+  -- ours, its lease only growing.
+  local mine = redis.call('ZSCORE', KEYS[1], token)
+  if mine then
+    if now + lease > tonumber(mine) then
+      redis.call('ZADD', KEYS[1], now + lease, token)
+      keep(now + lease)
+    end
+    return tonumber(redis.call('HGET', KEYS[2], token))
+  end
+  if held >= tonumber(ARGV[3]) then
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return -(tonumber(first[2]) - now)
+  end
 end
 
 -- The fence is the larger of the last one + 1 and the clock in
@@ -77,5 +83,11 @@ if last and tonumber(last) >= nowUs then
 end
 redis.call('ZADD', KEYS[1], now + lease, token)
 redis.call('HSET', KEYS[2], token, string.format('%d', fence))
-keep()
+if held == 0 then
+  -- New keys, with no expiry yet.
+  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[2], lease)
+else
+  keep(now + lease)
+end
 return fence

@@ -17,9 +17,10 @@ end
 local until_ = now + tonumber(ARGV[2])
 if until_ > tonumber(expires) then
   redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[1])
-  local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local left = tonumber(top[2]) - now
-  redis.call('PEXPIRE', KEYS[1], left)
-  redis.call('PEXPIRE', KEYS[2], left)
+  -- Both keys live as long as the longest permit.
+  if redis.call('PTTL', KEYS[1]) < until_ - now then
+    redis.call('PEXPIRE', KEYS[1], until_ - now)
+    redis.call('PEXPIRE', KEYS[2], until_ - now)
+  end
 end
 return 1
