@@ -38,6 +38,7 @@ type Semaphore struct {
 	// permitStore): Obtain, waiting, the watchdog and telemetry are the
 	// Locker's own, run on permits. nil when the store keeps none.
 	permits *Locker
+	store   store.Semaphores
 }
 
 // Semaphore returns a Semaphore of limit over l's store, with l's options
@@ -51,7 +52,11 @@ func (l *Locker) Semaphore(limit int) *Semaphore {
 	}
 	s := &Semaphore{limit: limit}
 	if ps, ok := l.store.(store.Semaphores); ok {
-		s.permits = l.derive(permitStore{s: ps, limit: limit})
+		var over Store = permitStore{s: ps, limit: limit}
+		if lines, ok := ps.(store.PermitLines); ok {
+			over = permitLineStore{permitStore: over.(permitStore), lines: lines}
+		}
+		s.permits, s.store = l.derive(over), ps
 	}
 	return s
 }
@@ -115,7 +120,7 @@ func (s *Semaphore) Inspect(ctx context.Context, key string) ([]Holding, error) 
 	if err != nil {
 		return nil, err
 	}
-	hs, err := l.store.(permitStore).s.InspectPermits(ctx, skey)
+	hs, err := s.store.InspectPermits(ctx, skey)
 	if err != nil {
 		return nil, unavailable("inspect", ctxErr(ctx), err)
 	}

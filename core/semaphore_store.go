@@ -52,3 +52,26 @@ func (p permitStore) Kind() string {
 	}
 	return "other"
 }
+
+// permitLineStore is permitStore over a store that keeps lines of waiters
+// for permits: a Waker, so that a Semaphore's waiters stand in line across
+// instances and are woken by releases, through the Locker's own wait.
+type permitLineStore struct {
+	permitStore
+	lines store.PermitLines
+}
+
+var _ store.Waker = permitLineStore{}
+
+func (p permitLineStore) AcquireQueued(ctx context.Context, l store.Lease, waiter string, _ bool) (store.Grant, []byte, error) {
+	g, err := p.lines.AcquirePermitQueued(ctx, l, p.limit, waiter)
+	return g, nil, err
+}
+
+func (p permitLineStore) Leave(ctx context.Context, key, waiter string) error {
+	return p.lines.LeavePermitLine(ctx, key, waiter)
+}
+
+func (p permitLineStore) Subscribe(prefix, instance string, wake func(key, waiter string)) store.Subscription {
+	return p.lines.SubscribePermits(prefix, instance, wake)
+}

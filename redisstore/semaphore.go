@@ -36,9 +36,15 @@ var (
 	//go:embed lua/permit_inspect.lua
 	permitInspectLua    string
 	permitInspectScript = redis.NewScript(permitInspectLua)
+	//go:embed lua/permit_leave.lua
+	permitLeaveLua    string
+	permitLeaveScript = redis.NewScript(permitLeaveLua)
 )
 
-var _ store.Semaphores = (*Store)(nil)
+var (
+	_ store.Semaphores  = (*Store)(nil)
+	_ store.PermitLines = (*Store)(nil)
+)
 
 // The keys of a lock key's permits, in its slot.
 func permitsKey(key string) string      { return key + ":permits" }
@@ -47,6 +53,14 @@ func permitFenceKey(key string) string  { return key + ":permits:fence" }
 func permitCancelKey(key, token string) string {
 	return key + ":permits:cancel:" + token
 }
+func permitLineKey(key string) string { return key + ":permits:q" }
+func permitSeenKey(key string) string { return key + ":permits:q:seen" }
+
+// PermitLineKeep is how long a waiter in a permit line keeps its place
+// without asking: a Semaphore's waiter asks at least every
+// store.HandOffTimeout and a half while it waits (unless its retry policy
+// waits longer), so one whose process died holds up no place for longer.
+const PermitLineKeep = 2 * time.Second
 
 // permitFenceTTL is how long a permit fence counter outlives the last use
 // of its key: long enough that a backward step of the server clock within
@@ -57,10 +71,22 @@ func permitFenceTTL(lease time.Duration) time.Duration { return max(10*lease, ti
 // then admit if fewer than limit are held; one script. Replica
 // acknowledgements (WithReplicaAcks) apply to locks only.
 func (s *Store) AcquirePermit(ctx context.Context, l store.Lease, limit int) (store.Grant, error) {
+	return s.acquirePermit(ctx, l, limit, "")
+}
+
+// AcquirePermitQueued implements store.PermitLines: AcquirePermit for a
+// waiter, which joins the line when refused; the same script.
+func (s *Store) AcquirePermitQueued(ctx context.Context, l store.Lease, limit int, waiter string) (store.Grant, error) {
+	return s.acquirePermit(ctx, l, limit, waiter)
+}
+
+func (s *Store) acquirePermit(ctx context.Context, l store.Lease, limit int, waiter string) (store.Grant, error) {
 	key := l.Key
 	n, err := permitAcquireScript.Run(ctx, s.c,
-		[]string{permitsKey(key), permitFencesKey(key), permitFenceKey(key), permitCancelKey(key, l.Token)},
-		l.Token, l.TTL.Milliseconds(), limit, permitFenceTTL(l.TTL).Milliseconds()).Int64()
+		[]string{permitsKey(key), permitFencesKey(key), permitFenceKey(key), permitCancelKey(key, l.Token),
+			permitLineKey(key), permitSeenKey(key)},
+		l.Token, l.TTL.Milliseconds(), limit, permitFenceTTL(l.TTL).Milliseconds(),
+		waiter, key, PermitLineKeep.Milliseconds()).Int64()
 	if err != nil {
 		return store.Grant{}, s.permitErr(err)
 	}
@@ -119,17 +145,31 @@ func (s *Store) ExtendPermits(ctx context.Context, leases []store.Lease) []store
 	return out
 }
 
-// ReleasePermit implements store.Semaphores.
+// ReleasePermit implements store.Semaphores: the permit goes, and the head
+// of the key's line is woken.
 func (s *Store) ReleasePermit(ctx context.Context, key, token string) error {
-	return s.releasePermit(ctx, []string{permitsKey(key), permitFencesKey(key)}, token)
+	return s.releasePermit(ctx, []string{permitsKey(key), permitFencesKey(key), permitLineKey(key)}, token, key)
+}
+
+// LeavePermitLine implements store.PermitLines: the waiter leaves the
+// line, and the waiter now at its head is woken.
+func (s *Store) LeavePermitLine(ctx context.Context, key, waiter string) error {
+	err := permitLeaveScript.Run(ctx, s.c, []string{permitLineKey(key), permitSeenKey(key)}, waiter, key).Err()
+	return s.permitErr(err)
+}
+
+// SubscribePermits implements store.PermitLines: the same wake-up channel
+// as the locks' (Subscribe), for the Semaphore's Locker.
+func (s *Store) SubscribePermits(prefix, instance string, wake func(key, waiter string)) store.Subscription {
+	return s.n.Subscribe(prefix, instance, wake)
 }
 
 // CancelPermit implements store.Semaphores: the permit is given back if
 // l.Token holds one, and a marker left for the token, for a lease, makes
 // an acquire with it that is still on its way take nothing when it lands.
 func (s *Store) CancelPermit(ctx context.Context, l store.Lease) error {
-	return s.releasePermit(ctx, []string{permitsKey(l.Key), permitFencesKey(l.Key), permitCancelKey(l.Key, l.Token)},
-		l.Token, l.TTL.Milliseconds())
+	return s.releasePermit(ctx, []string{permitsKey(l.Key), permitFencesKey(l.Key), permitLineKey(l.Key), permitCancelKey(l.Key, l.Token)},
+		l.Token, l.Key, l.TTL.Milliseconds())
 }
 
 func (s *Store) releasePermit(ctx context.Context, keys []string, token string, args ...any) error {

@@ -62,3 +62,21 @@ const MaxLimit = 1 << 16
 // for N = 2 and all five from N = 4 on: one or two masters down would stop
 // every permit of every key.
 var ErrSemaphoreUnsupported = errors.New("reqlock: the store keeps no semaphores (it does not implement store.Semaphores; redlock.Store does not, see docs/semaphore.md)")
+
+// PermitLines is implemented by Semaphores stores that keep a line of
+// waiters for a key's permits across instances, as Waker does for locks: a
+// caller outside the line is admitted only while the places left outnumber
+// the waiters, and a waiter only while fewer waiters stand ahead of it than
+// places are left; a release wakes the head of the line through its
+// Locker's subscription. redisstore.Store implements it.
+type PermitLines interface {
+	// AcquirePermitQueued is AcquirePermit for waiter ('<instance>/<wait>',
+	// as for Waker): refused, it joins the key's line, once, and keeps its
+	// place while it keeps asking.
+	AcquirePermitQueued(ctx context.Context, l Lease, limit int, waiter string) (Grant, error)
+	// LeavePermitLine takes waiter out of the key's line.
+	LeavePermitLine(ctx context.Context, key, waiter string) error
+	// SubscribePermits opens the subscription of one instance to the
+	// releases of permits that concern its waiters, as Waker.Subscribe.
+	SubscribePermits(prefix, instance string, wake func(key, waiter string)) Subscription
+}

@@ -20,6 +20,7 @@ var semaphorePromises = []promise{
 	{"stale", limited(semaphoreStale)},
 	{"expired-frees", limited(semaphoreExpiredFrees)},
 	{"line-in-turn", limited(semaphoreLineInTurn)},
+	{"line-across-lockers", limited(semaphoreLineAcrossLockers)},
 	{"inspect", limited(semaphoreInspect)},
 	{"limits-per-call", semaphoreLimitsPerCall},
 	{"apart-from-locks", limited(semaphoreApartFromLocks)},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/store"
 )
@@ -16,6 +17,30 @@ func semaphoreLineInTurn(t *testing.T, h Harness, n int) {
 	f := open(t, h)
 	f.permits()
 	sem := f.locker(core.WithTTL(h.long())).Semaphore(n)
+	lineInTurn(t, f, sem, func(int) *core.Semaphore { return sem })
+}
+
+// On a store that keeps permit lines, waiters of Semaphores of different
+// Lockers (instances) are admitted in the order they came, woken by the
+// releases of yet another, with a retry policy that would not poll before
+// the test's patience runs out.
+func semaphoreLineAcrossLockers(t *testing.T, h Harness, n int) {
+	f := open(t, h)
+	as[store.PermitLines](f, "store.PermitLines", "its Semaphores' waiters do not stand in one line across instances, but poll")
+	holders := f.locker(core.WithTTL(h.long())).Semaphore(n)
+	waiters := make([]*core.Semaphore, 3)
+	for i := range waiters {
+		waiters[i] = f.locker(core.WithTTL(h.long()), core.WithRetry(backoff.Constant(time.Minute))).Semaphore(n)
+	}
+	lineInTurn(t, f, holders, func(i int) *core.Semaphore { return waiters[i] })
+}
+
+// lineInTurn fills key's n permits through sem, starts three waiters,
+// each through waiter(i), one after the other, and releases the permits
+// one at a time: each release must admit the next waiter in arrival order.
+func lineInTurn(t *testing.T, f *fixture, sem *core.Semaphore, waiter func(int) *core.Semaphore) {
+	h := f.h
+	n := sem.Limit()
 	key := random()
 	var held []*core.Lock
 	for range n {
@@ -31,7 +56,7 @@ func semaphoreLineInTurn(t *testing.T, h Harness, n int) {
 	errs := make(chan error, waiters)
 	for i := range waiters {
 		go func() {
-			lk, err := sem.Obtain(f.ctx, key)
+			lk, err := waiter(i).Obtain(f.ctx, key)
 			if err != nil {
 				errs <- err
 				return
