@@ -12,7 +12,7 @@
 // lists them), so a failure names the promise broken. It reads which
 // optional interfaces the store implements (store.Canceler, store.Recorder,
 // store.Waker, store.Granter, store.Inspector, store.LapseTeller, store.Kinder,
-// store.Semaphores;
+// store.Semaphores, store.PermitLines;
 // Offers lists them) and checks those too; a promise of an interface the
 // store does not implement is skipped with a message that says so.
 //
@@ -65,10 +65,11 @@
 //     expired permit, or a token that never held one, is refused release,
 //     extend and TTL; expired permits free their places on their own and
 //     a renewed one stays; the waiters of a Semaphore are admitted in the
-//     order they came, one per permit given back; InspectPermits lists
-//     every holder in the order granted; the limit is each call's own
-//     (limit 2 refused while two are held, limit 5 admitted); a key's
-//     permits and its lock never meet; with the Slow hook, a permit
+//     order they came, one per permit given back, and so are those of
+//     several Lockers on a store with PermitLines, woken by releases;
+//     InspectPermits lists every holder in the order granted; the limit
+//     is each call's own (limit 2 refused while two are held, limit 5
+//     admitted); a key's permits and its lock never meet; with the Slow hook, a permit
 //     acquire whose caller gave up takes nothing when it lands.
 //
 // Every wait in the suite is bounded only to fail a hang; no assertion is

@@ -31,5 +31,7 @@ func Offers(s core.Store) []string {
 	add(k, "Kinder")
 	_, p := s.(store.Semaphores)
 	add(p, "Semaphores")
+	_, pl := s.(store.PermitLines)
+	add(pl, "PermitLines")
 	return names
 }
