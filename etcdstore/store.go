@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -31,6 +32,9 @@ type Store struct {
 	pools      expiringPools // leases of records and cancel markers
 	held       heldLocks     // token → lock, for Guard
 	lines      lines         // this process's waiters and their watches
+	// permitLeases is token → the lease of its permit (semaphore.go), so
+	// that a release revokes it.
+	permitLeases sync.Map
 }
 
 // Option configures a Store.

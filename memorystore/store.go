@@ -22,6 +22,7 @@ type Store struct {
 	runs    map[string]memoryRun // marks of runs of recorded keys (RunMarker)
 	units   map[string]string    // key: the token whose unit is open on it (UnitRecorder)
 	unitsOn bool                 // WithUnits
+	permits memoryPermits
 }
 
 type memoryLock struct {

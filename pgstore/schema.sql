@@ -403,3 +403,109 @@ BEGIN
   RETURN true;
 END
 $$;
+
+-- Permits (a core.Semaphore): one row per permit of a key, at most the
+-- caller's limit of live ones. Expired rows are pruned by the key's next
+-- acquire and by reqlock_purge_permits; a permit is live while expires is
+-- ahead. Fences come from reqlock_fence, as the locks'.
+CREATE TABLE IF NOT EXISTS reqlock_permits (
+  key     text NOT NULL,
+  token   text NOT NULL,
+  expires timestamptz NOT NULL,
+  fence   bigint NOT NULL,
+  PRIMARY KEY (key, token)
+);
+CREATE INDEX IF NOT EXISTS reqlock_permits_expires ON reqlock_permits (expires);
+
+-- Tokens whose permit acquires were cancelled: one of them that lands
+-- before until takes nothing.
+CREATE TABLE IF NOT EXISTS reqlock_permit_cancels (
+  key   text NOT NULL,
+  token text NOT NULL,
+  until timestamptz NOT NULL,
+  PRIMARY KEY (key, token)
+);
+
+-- reqlock_permit_lock serialises the acquires and cancels of one key's
+-- permits for the rest of the transaction (the call): the count of live
+-- permits and the insert that follows it must see each other's. A
+-- transaction-level advisory lock, so nothing is left behind; keys whose
+-- hashes meet only wait for each other.
+CREATE OR REPLACE FUNCTION reqlock_permit_lock(p_key text) RETURNS void
+LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(1919250803, hashtext(p_key)) -- 'rqps'
+$$;
+
+-- reqlock_acquire_permit takes a permit of p_key for p_token, for
+-- p_ttl_ms, if fewer than p_limit live permits are held. o_fence > 0:
+-- taken (or p_token's own, its lease only growing); 0: full, the shortest
+-- lease left is o_remaining_ms; -1: this acquire was cancelled before it
+-- landed, nothing taken.
+CREATE OR REPLACE FUNCTION reqlock_acquire_permit(p_key text, p_token text, p_ttl_ms bigint, p_limit int,
+  OUT o_fence bigint, OUT o_remaining_ms bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  t timestamptz;
+  n int;
+  first timestamptz;
+BEGIN
+  PERFORM reqlock_permit_lock(p_key);
+  t := clock_timestamp();
+  PERFORM 1 FROM reqlock_permit_cancels WHERE key = p_key AND token = p_token AND until > t;
+  IF FOUND THEN
+    o_fence := -1;
+    RETURN;
+  END IF;
+  DELETE FROM reqlock_permits WHERE key = p_key AND expires <= t;
+  UPDATE reqlock_permits SET expires = greatest(expires, t + p_ttl_ms * interval '1 millisecond')
+    WHERE key = p_key AND token = p_token RETURNING fence INTO o_fence;
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  SELECT count(*), min(expires) INTO n, first FROM reqlock_permits WHERE key = p_key;
+  IF n >= p_limit THEN
+    o_fence := 0;
+    o_remaining_ms := reqlock_ms(first - t);
+    RETURN;
+  END IF;
+  INSERT INTO reqlock_permits (key, token, expires, fence)
+    VALUES (p_key, p_token, t + p_ttl_ms * interval '1 millisecond', nextval('reqlock_fence'))
+    RETURNING fence INTO o_fence;
+END
+$$;
+
+-- reqlock_cancel_permit gives p_token's permit back, if it holds one, and
+-- leaves its cancel marker for p_marker_ms: an acquire of it that lands
+-- later takes nothing. True when a live permit was given back.
+CREATE OR REPLACE FUNCTION reqlock_cancel_permit(p_key text, p_token text, p_marker_ms bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  live boolean;
+BEGIN
+  PERFORM reqlock_permit_lock(p_key);
+  INSERT INTO reqlock_permit_cancels (key, token, until)
+    VALUES (p_key, p_token, clock_timestamp() + p_marker_ms * interval '1 millisecond')
+    ON CONFLICT (key, token) DO UPDATE SET until = greatest(reqlock_permit_cancels.until, EXCLUDED.until);
+  DELETE FROM reqlock_permits WHERE key = p_key AND token = p_token
+    RETURNING expires > clock_timestamp() INTO live;
+  RETURN coalesce(live, false);
+END
+$$;
+
+-- reqlock_purge_permits deletes up to p_limit expired permits and up to
+-- p_limit lapsed cancel markers, skipping rows in use; it returns the
+-- larger count, as reqlock_purge does.
+CREATE OR REPLACE FUNCTION reqlock_purge_permits(p_limit int) RETURNS int
+LANGUAGE sql AS $$
+  WITH p AS (
+    DELETE FROM reqlock_permits WHERE (key, token) IN (
+      SELECT key, token FROM reqlock_permits WHERE expires < clock_timestamp()
+      ORDER BY expires LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1),
+  c AS (
+    DELETE FROM reqlock_permit_cancels WHERE (key, token) IN (
+      SELECT key, token FROM reqlock_permit_cancels WHERE until < clock_timestamp()
+      LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT greatest((SELECT count(*) FROM p), (SELECT count(*) FROM c))::int
+$$;

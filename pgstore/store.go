@@ -26,6 +26,9 @@ type Store struct {
 	opts options
 
 	nextSweep atomic.Int64 // unix nanoseconds; the next release at or after it sweeps
+	// nextPermitSweep is nextSweep for the permits (semaphore.go); 0: not
+	// yet set.
+	nextPermitSweep atomic.Int64
 
 	// strict is set once a statement failed as a serialization failure:
 	// the database's default isolation is stricter than READ COMMITTED,

@@ -24,6 +24,7 @@ var ErrNotReplicated = node.ErrNotReplicated
 type Store struct {
 	n    *node.Node
 	dial *dialWatch
+	c    redis.UniversalClient // for the permits (semaphore.go)
 }
 
 // New returns a store over c. It panics if c is nil, and logs a warning (to
@@ -35,7 +36,7 @@ type Store struct {
 // adds a dial hook to c for that, once per client.
 func New(c redis.UniversalClient) *Store {
 	n := node.New(c)
-	return &Store{n: n, dial: watchDials(c)}
+	return &Store{n: n, dial: watchDials(c), c: c}
 }
 
 // WithReplicaAcks returns a store over the same client whose acquires also
@@ -49,7 +50,7 @@ func New(c redis.UniversalClient) *Store {
 // It panics unless n > 0 and timeout > 0, and on a Ring, which shards keys
 // over independent servers.
 func (s *Store) WithReplicaAcks(n int, timeout time.Duration) *Store {
-	return &Store{n: s.n.WithReplicaAcks(n, timeout), dial: s.dial}
+	return &Store{n: s.n.WithReplicaAcks(n, timeout), dial: s.dial, c: s.c}
 }
 
 // Acquire implements store.Store: SET NX PX plus the fence, or the holder's

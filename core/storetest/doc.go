@@ -11,7 +11,8 @@
 // Run checks each promise as a subtest named "group/promise" (Promises
 // lists them), so a failure names the promise broken. It reads which
 // optional interfaces the store implements (store.Canceler, store.Recorder,
-// store.RunMarker, store.UnitRecorder, store.Waker, store.Granter, store.Inspector, store.LapseTeller, store.Kinder;
+// store.RunMarker, store.UnitRecorder, store.Waker, store.Granter, store.Inspector,
+// store.LapseTeller, store.Kinder, store.Semaphores, store.PermitLines;
 // Offers lists them) and checks those too; a promise of an interface the
 // store does not implement is skipped with a message that says so.
 //
@@ -68,6 +69,19 @@
 //     or AcquireOrRecord, and tells a live holder nothing;
 //     Kind is a short lower-case name; with the Close hook, the calls a
 //     Locker retries after a closed client wrap core.ErrStoreClosed.
+//   - semaphore (Semaphores), each with N = 1, 2 and 5: never more than N
+//     permits of a key, at the store and through Semaphores of several
+//     Lockers; a full key says how long its first permit may still be
+//     held; fences strictly increase across permits; a released or
+//     expired permit, or a token that never held one, is refused release,
+//     extend and TTL; expired permits free their places on their own and
+//     a renewed one stays; the waiters of a Semaphore are admitted in the
+//     order they came, one per permit given back, and so are those of
+//     several Lockers on a store with PermitLines, woken by releases;
+//     InspectPermits lists every holder in the order granted; the limit
+//     is each call's own (limit 2 refused while two are held, limit 5
+//     admitted); a key's permits and its lock never meet; with the Slow hook, a permit
+//     acquire whose caller gave up takes nothing when it lands.
 //
 // Every wait in the suite is bounded only to fail a hang; no assertion is
 // about speed. The bounds (and the leases) scale with Harness.MinTTL. The

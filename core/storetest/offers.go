@@ -33,5 +33,9 @@ func Offers(s core.Store) []string {
 	add(l, "LapseTeller")
 	_, k := s.(store.Kinder)
 	add(k, "Kinder")
+	_, p := s.(store.Semaphores)
+	add(p, "Semaphores")
+	_, pl := s.(store.PermitLines)
+	add(pl, "PermitLines")
 	return names
 }

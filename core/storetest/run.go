@@ -32,6 +32,7 @@ func groups() []group {
 		{"cancel", cancelPromises},
 		{"inspect", inspectPromises},
 		{"contract", contractPromises},
+		{"semaphore", semaphorePromises},
 	}
 }
 

@@ -1,0 +1,40 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/internal/benchratio"
+)
+
+// BenchmarkPermitCycle is one uncontended permit (limit 3) taken and given
+// back, beside a lock's cycle on the same Locker, interleaved in one run:
+// what a permit costs over a lock. No bar: reported.
+func BenchmarkPermitCycle(b *testing.B) {
+	s, _ := open(b)
+	l := core.NewLocker(s, core.WithLogger(quiet))
+	sem := l.Semaphore(3)
+	ctx := context.Background()
+	b.ReportAllocs()
+	benchratio.Ratios(b,
+		benchratio.Cycle{Name: "lock", Run: func() {
+			lk, err := l.TryObtain(ctx, "bench-lock")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := lk.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		benchratio.Cycle{Name: "permit", Run: func() {
+			lk, err := sem.TryObtain(ctx, "bench-permit")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := lk.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	)
+}
