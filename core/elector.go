@@ -29,7 +29,8 @@ type Elector struct {
 	key string
 
 	mu      sync.Mutex
-	term    *Lock // the lock of the current term; nil between terms
+	term    *Lock           // the lock of the current term; nil between terms
+	termCtx context.Context // the term's context (Lead's fn's); nil between terms
 	running bool
 }
 
@@ -57,27 +58,29 @@ func (e *Elector) Run(ctx context.Context) error {
 	}()
 	return e.l.Lead(ctx, e.key, func(ctx context.Context) error {
 		lk, _ := FromContext(ctx)
-		e.setTerm(lk)
-		defer e.setTerm(nil)
+		e.setTerm(lk, ctx)
+		defer e.setTerm(nil, nil)
 		<-ctx.Done()
 		return ctx.Err()
 	})
 }
 
-func (e *Elector) setTerm(lk *Lock) {
+func (e *Elector) setTerm(lk *Lock, ctx context.Context) {
 	e.mu.Lock()
-	e.term = lk
+	e.term, e.termCtx = lk, ctx
 	e.mu.Unlock()
 }
 
-// current is the lock of the term under way, if it is still valid by the
-// local monotonic clock: a term whose lease ran out is over, even before
-// the watchdog has said so.
+// current is the lock of the term under way, if the term's context is
+// still live: its Err says the term is over as soon as Run's context ended
+// (before Run's goroutine has woken to resign), the lock was lost, or the
+// lease ran out by the local monotonic clock (before the watchdog has said
+// so).
 func (e *Elector) current() *Lock {
 	e.mu.Lock()
-	lk := e.term
+	lk, ctx := e.term, e.termCtx
 	e.mu.Unlock()
-	if lk == nil || !lk.valid(time.Now()) {
+	if lk == nil || ctx.Err() != nil || !lk.valid(time.Now()) {
 		return nil
 	}
 	return lk

@@ -57,7 +57,7 @@ func TestElectorIsNotLeaderOnceTheLeaseRanOutByTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.setTerm(lk) // as Run does when its term begins
+	e.setTerm(lk, context.Background()) // as Run does when its term begins; a live context, so that the clock alone must end it
 	if err := e.IsLeader(context.Background()); err != nil {
 		t.Fatalf("IsLeader in a live term = %v", err)
 	}
