@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reqlock/reqlock/etcdstore/internal/etcdtest"
 	"github.com/reqlock/reqlock/internal/benchratio"
+	"github.com/reqlock/reqlock/internal/etcdtest"
 )
 
 // BenchmarkPermitCycle is one uncontended permit (limit 3) taken and given

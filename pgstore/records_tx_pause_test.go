@@ -19,8 +19,8 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/internal/pgtest"
+	"github.com/reqlock/reqlock/pgstore"
 )
 
 // The scenario of a payment run under Once, whose process is stopped

@@ -6,8 +6,8 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/core/storetest"
-	"github.com/reqlock/reqlock/pgstore"
 	"github.com/reqlock/reqlock/internal/pgtest"
+	"github.com/reqlock/reqlock/pgstore"
 )
 
 // With WithTx, the parts of the contract a transaction changes: records,
