@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/backoff"
+	"github.com/reqlock/reqlock/core/internal/burstlog"
 	"github.com/reqlock/reqlock/core/store"
-	"github.com/reqlock/reqlock/internal/burstlog"
 )
 
 // Locker hands out locks from one Store. It is safe for concurrent use and

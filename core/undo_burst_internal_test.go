@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/reqlock/reqlock/internal/burstlog"
+	"github.com/reqlock/reqlock/core/internal/burstlog"
 	"github.com/reqlock/reqlock/redisstore"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqlock/reqlock/core/store"
-	"github.com/reqlock/reqlock/internal/perclient"
+	"github.com/reqlock/reqlock/redisstore/internal/perclient"
 )
 
 // dialWatch remembers a client's last failed dial. go-redis retries a dial

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/reqlock/reqlock/internal/perclient"
+	"github.com/reqlock/reqlock/redisstore/internal/perclient"
 )
 
 // ignoresDeadlines reports whether c was built without

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/reqlock/reqlock/internal/burstlog"
+	"github.com/reqlock/reqlock/core/internal/burstlog"
 )
 
 // The first line of a burst is logged at once; the rest are counted.

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/reqlock/reqlock/internal/perclient"
+	"github.com/reqlock/reqlock/redisstore/internal/perclient"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

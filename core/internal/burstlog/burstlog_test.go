@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqlock/reqlock/internal/burstlog"
+	"github.com/reqlock/reqlock/core/internal/burstlog"
 )
 
 // lines is a logger's output, read while it is written to.
