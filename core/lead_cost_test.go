@@ -3,51 +3,20 @@ package core_test
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/core/store"
+	"github.com/reqlock/reqlock/internal/leadtest"
 	"github.com/reqlock/reqlock/memorystore"
 )
-
-// leaderCalls counts the calls a Locker makes to its store.
-type leaderCalls struct {
-	core.Store
-	acquires, extends, releases, ttls atomic.Int64
-}
-
-func (c *leaderCalls) Acquire(ctx context.Context, l store.Lease) (store.Grant, error) {
-	c.acquires.Add(1)
-	return c.Store.Acquire(ctx, l)
-}
-
-func (c *leaderCalls) Extend(ctx context.Context, ls []store.Lease) []store.Renewal {
-	c.extends.Add(1)
-	return c.Store.Extend(ctx, ls)
-}
-
-func (c *leaderCalls) Release(ctx context.Context, key, token string) error {
-	c.releases.Add(1)
-	return c.Store.Release(ctx, key, token)
-}
-
-func (c *leaderCalls) TTL(ctx context.Context, key, token string) (time.Duration, error) {
-	c.ttls.Add(1)
-	return c.Store.TTL(ctx, key, token)
-}
-
-func (c *leaderCalls) calls() int64 {
-	return c.acquires.Load() + c.extends.Load() + c.releases.Load() + c.ttls.Load()
-}
 
 // leaderCost leads "job" with the leader's calls counted, with followers
 // campaigning beside it, and returns the leader's store calls in window
 // once it leads.
 func leaderCost(t testing.TB, ttl, window time.Duration, followers int) (calls, extends int64) {
 	s := memorystore.New()
-	counted := &leaderCalls{Store: s}
+	counted := &leadtest.Calls{Store: s}
 	leader := leadLocker(counted, core.WithTTL(ttl))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -71,9 +40,9 @@ func leaderCost(t testing.TB, ttl, window time.Duration, followers int) (calls, 
 			})
 		})
 	}
-	c0, e0 := counted.calls(), counted.extends.Load()
+	c0, e0 := counted.Total(), counted.Extends.Load()
 	time.Sleep(window)
-	return counted.calls() - c0, counted.extends.Load() - e0
+	return counted.Total() - c0, counted.Extends.Load() - e0
 }
 
 // A leader's steady state is one renewal per third of its lease, and

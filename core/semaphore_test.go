@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
-	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
 // A limit below 1 or above store.MaxLimit is a configuration mistake:
@@ -26,29 +24,6 @@ func TestSemaphoreInvalidLimit(t *testing.T) {
 			}()
 			l.Semaphore(limit)
 		}()
-	}
-}
-
-// Over Redlock, which keeps no permits, every call says so at once.
-func TestSemaphoreRedlockRefused(t *testing.T) {
-	var srvs []*redistest.Server
-	for range 3 {
-		srvs = append(srvs, redistest.Start(t))
-	}
-	s := redlock.New(srvs[0].Client(t), srvs[1].Client(t), srvs[2].Client(t))
-	sem := newLocker(s).Semaphore(2)
-	ctx := ctxT(t, 5*time.Second)
-	if _, err := sem.TryObtain(ctx, "k"); !errors.Is(err, core.ErrSemaphoreUnsupported) {
-		t.Fatalf("TryObtain: %v, want ErrSemaphoreUnsupported", err)
-	}
-	if _, err := sem.Obtain(ctx, "k"); !errors.Is(err, core.ErrSemaphoreUnsupported) {
-		t.Fatalf("Obtain: %v, want ErrSemaphoreUnsupported", err)
-	}
-	if err := sem.Do(ctx, "k", func(context.Context) error { t.Fatal("fn ran"); return nil }); !errors.Is(err, core.ErrSemaphoreUnsupported) {
-		t.Fatalf("Do: %v, want ErrSemaphoreUnsupported", err)
-	}
-	if _, err := sem.Inspect(ctx, "k"); !errors.Is(err, core.ErrSemaphoreUnsupported) {
-		t.Fatalf("Inspect: %v, want ErrSemaphoreUnsupported", err)
 	}
 }
 
