@@ -166,22 +166,10 @@ func printText(w io.Writer, h core.Holding) error {
 	return err
 }
 
-// holdingJSON is the -json form of a Holding.
-type holdingJSON struct {
-	Held      bool   `json:"held"`
-	HandedOff bool   `json:"handed_off"`
-	Holder    string `json:"holder"`
-	LeaseMs   int64  `json:"lease_ms"`
-	Fence     uint64 `json:"fence"`
-	Waiting   int    `json:"waiting"`
-	StoreKey  string `json:"store_key"`
-}
-
+// printJSON prints h in its JSON form (core.Holding's MarshalJSON), the
+// same an operator's endpoint gets from json.Marshal.
 func printJSON(w io.Writer, h core.Holding) error {
-	return json.NewEncoder(w).Encode(holdingJSON{
-		Held: h.Held, HandedOff: h.HandedOff, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
-		Fence: h.Fence, Waiting: h.Waiting, StoreKey: h.StoreKey,
-	})
+	return json.NewEncoder(w).Encode(h)
 }
 
 // printable reports whether s is printable ASCII only.

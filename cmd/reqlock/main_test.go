@@ -119,12 +119,12 @@ func TestInspectCommand(t *testing.T) {
 
 	// JSON, flags after the key.
 	r = runCmd(url, "inspect", "order:1", "-json")
-	var j holdingJSON
+	var j core.Holding
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil || r.code != 0 {
 		t.Fatalf("-json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
 	if !j.Held || j.Holder != "web-1" || j.Fence != lk.Fence() || j.Waiting != 1 || j.StoreKey != skey ||
-		j.LeaseMs <= 0 || j.LeaseMs > ttl.Milliseconds() {
+		j.Lease <= 0 || j.Lease > ttl {
 		t.Fatalf("-json: %+v", j)
 	}
 

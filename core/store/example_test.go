@@ -15,5 +15,5 @@ func ExampleHolding_MarshalJSON() {
 	b, _ := json.Marshal(h)
 	fmt.Println(string(b))
 	// Output:
-	// {"held":true,"handed_off":false,"holder":"pod-a","lease_ms":9000,"fence":7,"waiting":2,"store_key":"reqlock:{k}"}
+	// {"held":true,"handed_off":false,"expired":false,"holder":"pod-a","lease_ms":9000,"fence":7,"waiting":2,"store_key":"reqlock:{k}"}
 }

@@ -28,7 +28,7 @@ func TestHoldingJSONRoundTrips(t *testing.T) {
 	}
 	// A free key has every field too: a reader need not guess defaults.
 	b, _ = json.Marshal(store.Holding{StoreKey: "reqlock:{y}"})
-	const free = `{"held":false,"handed_off":false,"holder":"","lease_ms":0,"fence":0,"waiting":0,"store_key":"reqlock:{y}"}`
+	const free = `{"held":false,"handed_off":false,"expired":false,"holder":"","lease_ms":0,"fence":0,"waiting":0,"store_key":"reqlock:{y}"}`
 	if string(b) != free {
 		t.Fatalf("free key: %s, want %s", b, free)
 	}

@@ -54,6 +54,7 @@ type Holding struct {
 type holdingJSON struct {
 	Held      bool   `json:"held"`
 	HandedOff bool   `json:"handed_off"`
+	Expired   bool   `json:"expired"`
 	Holder    string `json:"holder"`
 	LeaseMs   int64  `json:"lease_ms"`
 	Fence     uint64 `json:"fence"`
@@ -63,13 +64,13 @@ type holdingJSON struct {
 
 // MarshalJSON writes h as `reqlock inspect -json` prints it:
 //
-//	{"held":true,"handed_off":false,"holder":"pod-a","lease_ms":9000,"fence":7,"waiting":2,"store_key":"reqlock:{…}"}
+//	{"held":true,"handed_off":false,"expired":false,"holder":"pod-a","lease_ms":9000,"fence":7,"waiting":2,"store_key":"reqlock:{…}"}
 //
 // every field always present, the lease in whole milliseconds (rounded
 // down), so that an operator's endpoint and the command read alike.
 func (h Holding) MarshalJSON() ([]byte, error) {
 	return json.Marshal(holdingJSON{
-		Held: h.Held, HandedOff: h.HandedOff, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
+		Held: h.Held, HandedOff: h.HandedOff, Expired: h.Expired, Holder: h.Holder, LeaseMs: h.Lease.Milliseconds(),
 		Fence: h.Fence, Waiting: h.Waiting, StoreKey: h.StoreKey,
 	})
 }
@@ -81,7 +82,7 @@ func (h *Holding) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*h = Holding{
-		Held: j.Held, HandedOff: j.HandedOff, Holder: j.Holder, Lease: time.Duration(j.LeaseMs) * time.Millisecond,
+		Held: j.Held, HandedOff: j.HandedOff, Expired: j.Expired, Holder: j.Holder, Lease: time.Duration(j.LeaseMs) * time.Millisecond,
 		Fence: j.Fence, Waiting: j.Waiting, StoreKey: j.StoreKey,
 	}
 	return nil
