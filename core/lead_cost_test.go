@@ -1,8 +1,6 @@
 package core_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,38 +9,11 @@ import (
 	"github.com/reqlock/reqlock/memorystore"
 )
 
-// leaderCost leads "job" with the leader's calls counted, with followers
-// campaigning beside it, and returns the leader's store calls in window
-// once it leads.
+// leaderCost is the leader's store calls, and renewals among them, in
+// window on the memory store, with followers campaigning beside it.
 func leaderCost(t testing.TB, ttl, window time.Duration, followers int) (calls, extends int64) {
 	s := memorystore.New()
-	counted := &leadtest.Calls{Store: s}
-	leader := leadLocker(counted, core.WithTTL(ttl))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	leading := make(chan struct{})
-	wg.Go(func() {
-		_ = leader.Lead(ctx, "job", func(ctx context.Context) error {
-			close(leading)
-			<-ctx.Done()
-			return nil
-		})
-	})
-	<-leading
-	for range followers {
-		f := leadLocker(s, core.WithTTL(ttl))
-		wg.Go(func() {
-			_ = f.Lead(ctx, "job", func(ctx context.Context) error {
-				t.Error("a follower led while the leader was alive")
-				return nil
-			})
-		})
-	}
-	c0, e0 := counted.Total(), counted.Extends.Load()
-	time.Sleep(window)
-	return counted.Total() - c0, counted.Extends.Load() - e0
+	return leadtest.Cost(t, s, func() core.Store { return s }, "job", ttl, window, followers)
 }
 
 // A leader's steady state is one renewal per third of its lease, and

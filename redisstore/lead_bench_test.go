@@ -36,36 +36,16 @@ func BenchmarkLeadSteadyState(b *testing.B) {
 	}
 }
 
-// redisLeaderCost is leaderCost on Redis: the followers stand in the key's
-// line and are woken by the store, not by the leader.
+// redisLeaderCost is the leader's cost on Redis: the followers, each with
+// a client of its own, stand in the key's line and are woken by the
+// store, not by the leader.
 func redisLeaderCost(b *testing.B, addr string, ttl, window time.Duration, followers int) (calls, extends int64) {
 	client := func() *redis.Client {
 		c := redis.NewClient(redistest.ClientOptions(addr))
 		b.Cleanup(func() { c.Close() })
 		return c
 	}
-	counted := &leadtest.Calls{Store: redisstore.New(client())}
-	leader := leadLocker(counted, core.WithTTL(ttl))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	leading := make(chan struct{})
-	wg.Go(func() {
-		_ = leader.Lead(ctx, "bench-lead", func(ctx context.Context) error {
-			close(leading)
-			<-ctx.Done()
-			return nil
-		})
-	})
-	<-leading
-	for range followers {
-		f := leadLocker(redisstore.New(client()), core.WithTTL(ttl))
-		wg.Go(func() { _ = f.Lead(ctx, "bench-lead", func(context.Context) error { return nil }) })
-	}
-	c0, e0 := counted.Total(), counted.Extends.Load()
-	time.Sleep(window)
-	return counted.Total() - c0, counted.Extends.Load() - e0
+	return leadtest.Cost(b, redisstore.New(client()), func() core.Store { return redisstore.New(client()) }, "bench-lead", ttl, window, followers)
 }
 
 // BenchmarkLeadHandOver: the gap from a clean resign (fn returns) to the
