@@ -13,8 +13,8 @@ import (
 // Lock is a held lock. Its methods are safe for concurrent use.
 //
 // A nil *Lock, as a refused TryObtain or Obtain returns, holds nothing, and
-// its methods say so rather than panic: Release, ReleaseDetached, Refresh
-// and TTL return ErrNotHeld; Lost is closed; WithContext's context is
+// its methods say so rather than panic: Release, ReleaseDetached,
+// ReleaseRecording, Refresh and TTL return ErrNotHeld; Lost is closed; WithContext's context is
 // cancelled at once with cause ErrNotHeld; Key, StoreKey and Token are ""
 // and Fence is 0.
 type Lock struct {

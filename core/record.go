@@ -106,6 +106,9 @@ func (l *Locker) obtainOrRecordAfter(ctx context.Context, key string, taken erro
 // retried in the background, with the same token check, until the lease
 // ends, as Release is.
 func (lk *Lock) ReleaseRecording(ctx context.Context, record []byte, retention time.Duration) error {
+	if lk == nil {
+		return ErrNotHeld
+	}
 	if t := lk.locker.telemetry; t != nil {
 		ctx, span := t.startRelease(ctx)
 		err := lk.releaseRecording(ctx, record, retention)
