@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	cenkalti "github.com/cenkalti/backoff/v4"
-
 	"github.com/reqlock/reqlock/core/store"
 )
 
@@ -121,9 +119,10 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		}
 		return &store.NotObtainedError{Remaining: left, Cause: ctxErr(ctx)}
 	}
-	b := l.retry()
-	if err := l.awaitTurn(ctx, q, b, gaveUp, taken); err != nil {
-		return nil, nil, err
+	select {
+	case q.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, gaveUp()
 	}
 	defer func() { <-q.turn }()
 
@@ -168,6 +167,7 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 	// its round trip, and the last fence handed out then (0: unknown).
 	var refused refusal
 
+	b := l.retry()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for first := inLine; ; first = false {
@@ -225,38 +225,6 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		answered, seen = true, time.Now()
 		refused = refusal{at: sent, rtt: seen.Sub(sent), fence: taken.LastFence}
 		l.waiters.sawTaken(q, taken, seen)
-	}
-}
-
-// awaitTurn waits for q's turn to poll the store. The caller's policy is
-// its schedule here too: each of its waits spent queued behind this
-// Locker's other waiters of the key counts, and when the policy gives up
-// before the turn comes, so does the caller, with the key as the waiter
-// ahead last found it (gaveUp), or as taken says when nobody has asked yet.
-func (l *Locker) awaitTurn(ctx context.Context, q *waitQueue, b cenkalti.BackOff, gaveUp func() error, taken *store.NotObtainedError) error {
-	select {
-	case q.turn <- struct{}{}:
-		return nil
-	default:
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		d := b.NextBackOff()
-		if d < 0 { // backoff.Stop
-			if err := gaveUp(); errors.Is(err, ErrNotObtained) {
-				return err
-			}
-			return taken
-		}
-		timer.Reset(d)
-		select {
-		case q.turn <- struct{}{}:
-			return nil
-		case <-timer.C:
-		case <-ctx.Done():
-			return gaveUp()
-		}
 	}
 }
 
