@@ -13,12 +13,12 @@ import (
 
 // keyShape is every key reqlock may write for a prefix: the lock,
 // prefix{22 base64url chars}, and what shares its hash tag: the fence
-// counter, a replay record, the line of waiters, a cancel marker for a
-// 22-char token or for a waiter's name ('~' + 16-char instance + '/' +
-// 16-char wait).
+// counter, a replay record, the mark of a run in progress, the line of
+// waiters and its sign, a cancel marker for a 22-char token or for a
+// waiter's name ('~' + 16-char instance + '/' + 16-char wait).
 func keyShape(prefix string) *regexp.Regexp {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) +
-		`\{[A-Za-z0-9_-]{22}\}(|:fence|:record|:q|:qn|:cancel:([A-Za-z0-9_-]{22}|~[A-Za-z0-9_-]{16}/[A-Za-z0-9_-]{16}))$`)
+		`\{[A-Za-z0-9_-]{22}\}(|:fence|:record|:run|:q|:qn|:cancel:([A-Za-z0-9_-]{22}|~[A-Za-z0-9_-]{16}/[A-Za-z0-9_-]{16}))$`)
 }
 
 // Keys is what a scan of a Redis found.
