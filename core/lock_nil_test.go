@@ -28,6 +28,9 @@ func TestNilLockHoldsNothing(t *testing.T) {
 	if err := lk.Release(ctx); !errors.Is(err, core.ErrNotHeld) {
 		t.Errorf("Release: %v, want ErrNotHeld", err)
 	}
+	if err := lk.ReleaseRecording(ctx, []byte("done"), time.Minute); !errors.Is(err, core.ErrNotHeld) {
+		t.Errorf("ReleaseRecording: %v, want ErrNotHeld", err)
+	}
 	if err := lk.ReleaseDetached(ctx); !errors.Is(err, core.ErrNotHeld) {
 		t.Errorf("ReleaseDetached: %v, want ErrNotHeld", err)
 	}
