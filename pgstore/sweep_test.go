@@ -23,16 +23,19 @@ func TestSweepBoundsTheTables(t *testing.T) {
 		}
 		return n
 	}
+	// Long enough that nothing lapses while the tables fill (a release
+	// sweeps too), however slow the machine.
+	const lapse = 2 * time.Second
 	for i := range 25 {
 		key := fmt.Sprintf("reqlock:{dead-%d}", i)
-		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "t", TTL: 50 * time.Millisecond}); err != nil {
+		if _, err := s.Acquire(ctx, store.Lease{Key: key, Token: "t", TTL: lapse}); err != nil {
 			t.Fatal(err)
 		}
 		rec := fmt.Sprintf("reqlock:{rec-%d}", i)
 		if _, err := s.Acquire(ctx, store.Lease{Key: rec, Token: "t", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ReleaseRecording(ctx, rec, "t", []byte("r"), 50*time.Millisecond); err != nil {
+		if err := s.ReleaseRecording(ctx, rec, "t", []byte("r"), lapse); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +52,7 @@ func TestSweepBoundsTheTables(t *testing.T) {
 	if rows("reqlock_locks") != 26 || rows("reqlock_records") != 26 {
 		t.Fatalf("before: %d lock rows, %d records", rows("reqlock_locks"), rows("reqlock_records"))
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(lapse + 100*time.Millisecond)
 	for i := range 3 {
 		other := store.Lease{Key: fmt.Sprintf("reqlock:{other-%d}", i), Token: "t", TTL: time.Minute}
 		if _, err := s.Acquire(ctx, other); err != nil {
