@@ -43,8 +43,10 @@ func WithTTL(d time.Duration) Option {
 // or sooner when a release wakes the waiter, never later; a policy that
 // gives up (backoff.Limit, backoff.None) ends Obtain with ErrNotObtained
 // after its count of waits, and a waiter that stood in the store's line
-// leaves it then. Waiting also ends with Obtain's context, and never sleeps
-// past the holder's remaining lease.
+// leaves it then. Time spent queued behind the Locker's other callers of
+// the same key counts as the policy's waits, and the queue keeps its
+// order. Waiting also ends with Obtain's context, and never sleeps past
+// the holder's remaining lease.
 func WithRetry(p backoff.Policy) Option {
 	if p == nil {
 		panic("reqlock: WithRetry: nil policy")

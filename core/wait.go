@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	cenkalti "github.com/cenkalti/backoff/v4"
+
 	"github.com/reqlock/reqlock/core/store"
 )
 
@@ -119,10 +121,9 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		}
 		return &store.NotObtainedError{Remaining: left, Cause: ctxErr(ctx)}
 	}
-	select {
-	case q.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, gaveUp()
+	b, err := l.awaitTurn(ctx, q, gaveUp, taken)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer func() { <-q.turn }()
 
@@ -167,7 +168,6 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 	// its round trip, and the last fence handed out then (0: unknown).
 	var refused refusal
 
-	b := l.retry()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for first := inLine; ; first = false {
@@ -225,6 +225,41 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		answered, seen = true, time.Now()
 		refused = refusal{at: sent, rtt: seen.Sub(sent), fence: taken.LastFence}
 		l.waiters.sawTaken(q, taken, seen)
+	}
+}
+
+// awaitTurn waits for q's turn to poll the store, and returns the
+// caller's schedule for the rest of its wait. Queued behind this Locker's
+// other waiters of the key, the caller keeps its place (one blocked send:
+// Go serves a channel's senders in order) and asks nothing of the store,
+// but a policy that gives up gives it up after the caller's own waits, with
+// the key as the waiter ahead last found it (gaveUp), or as taken says when
+// nobody has asked yet.
+func (l *Locker) awaitTurn(ctx context.Context, q *waitQueue, gaveUp func() error, taken *store.NotObtainedError) (cenkalti.BackOff, error) {
+	select {
+	case q.turn <- struct{}{}:
+		return l.retry(), nil
+	default:
+	}
+	p := planOf(l.retry())
+	var limit <-chan time.Time
+	if d, ok := p.budget(); ok {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		limit = t.C
+	}
+	start := time.Now()
+	select {
+	case q.turn <- struct{}{}:
+		p.spend(time.Since(start))
+		return p, nil
+	case <-limit:
+		if err := gaveUp(); errors.Is(err, ErrNotObtained) {
+			return nil, err
+		}
+		return nil, taken
+	case <-ctx.Done():
+		return nil, gaveUp()
 	}
 }
 
