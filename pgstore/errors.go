@@ -18,6 +18,10 @@ import (
 // again, which finds nothing.
 var errCancelled = errors.New("pgstore: acquire landed after it was cancelled")
 
+// errRefenceLost is an acquire whose row was gone before its fence could be
+// drawn again (see takeSQL): its outcome is for the caller to undo.
+var errRefenceLost = errors.New("pgstore: acquire: the key was lost before its fence was drawn")
+
 // errNotListening is Hold without a connection to listen on: the waiter
 // polls instead.
 var errNotListening = errors.New("pgstore: not listening for releases")

@@ -125,6 +125,12 @@ BEGIN
       ON CONFLICT (key) DO NOTHING
       RETURNING reqlock_locks.fence INTO f;
     IF f IS NOT NULL THEN
+      -- nextval ran before the insert landed, which may have waited (for
+      -- a release of the key in flight): a fence drawn since, maybe this
+      -- key's, would be larger. The row is ours now: draw again.
+      IF f <> (SELECT last_value FROM reqlock_fence) THEN
+        UPDATE reqlock_locks SET fence = nextval('reqlock_fence') WHERE key = p_key RETURNING fence INTO f;
+      END IF;
       IF p_record THEN
         -- A release that recorded the work and deleted the row may have
         -- committed after the look above: this statement sees it.

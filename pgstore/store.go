@@ -106,10 +106,16 @@ const (
 	// do, the function follows, in a second round trip: a function call
 	// costs more than the rest of an uncontended statement.
 	purgeSQL = `SELECT reqlock_purge($1)`
-	takeSQL  = `INSERT INTO reqlock_locks (key, token, expires, fence)
+	// The insert draws its fence before it lands, and may wait between the
+	// two (for a release of the key in flight) or be descheduled: it
+	// reports whether no fence was drawn since, for any key, and else the
+	// row, ours now, draws again (refenceSQL), so that a fence is never
+	// below one the key had before.
+	takeSQL = `INSERT INTO reqlock_locks (key, token, expires, fence)
 		VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond', nextval('reqlock_fence'))
-		ON CONFLICT (key) DO NOTHING RETURNING fence`
-	freeSQL = `DELETE FROM reqlock_locks WHERE key = $1 AND token = $2 AND expires > clock_timestamp()
+		ON CONFLICT (key) DO NOTHING RETURNING fence, fence = (SELECT last_value FROM reqlock_fence)`
+	refenceSQL = `UPDATE reqlock_locks SET fence = nextval('reqlock_fence') WHERE key = $1 AND token = $2 RETURNING fence`
+	freeSQL    = `DELETE FROM reqlock_locks WHERE key = $1 AND token = $2 AND expires > clock_timestamp()
 		AND (line_until <= clock_timestamp() OR cardinality(line) = 0) AND cancels_until <= clock_timestamp()`
 	ttlSQL = `SELECT reqlock_ms(expires - clock_timestamp()) FROM reqlock_locks
 		WHERE key = $1 AND token = $2 AND expires > clock_timestamp()`
@@ -152,8 +158,18 @@ func (s *Store) acquire(ctx context.Context, l store.Lease, waiter *string, with
 		// skips the fast path: the key is likely taken, or the record
 		// comes first.
 		var f int64
+		var latest bool
 		err := s.run(ctx, stmt{sql: takeSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds()},
-			row: func(r pgx.Row) error { return r.Scan(&f) }})
+			row: func(r pgx.Row) error { return r.Scan(&f, &latest) }})
+		if err == nil && !latest {
+			err = s.run(ctx, stmt{sql: refenceSQL, args: []any{rowKey(l.Key), l.Token},
+				row: func(r pgx.Row) error { return r.Scan(&f) }})
+			if errors.Is(err, pgx.ErrNoRows) {
+				// Lapsed and taken over meanwhile: an outcome the caller
+				// must undo, as any acquire whose answer came too late.
+				err = errRefenceLost
+			}
+		}
 		if err == nil {
 			return store.Grant{Fence: uint64(f), Validity: contract.Validity(l.TTL)}, nil, nil
 		}
