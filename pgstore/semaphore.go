@@ -55,34 +55,7 @@ func (s *Store) AcquirePermit(ctx context.Context, l contract.Lease, limit int) 
 
 // ExtendPermits implements store.Semaphores: every lease in one statement.
 func (s *Store) ExtendPermits(ctx context.Context, leases []contract.Lease) []contract.Renewal {
-	out := make([]contract.Renewal, len(leases))
-	keys, tokens, ttls := make([]string, len(leases)), make([]string, len(leases)), make([]int64, len(leases))
-	for i, l := range leases {
-		keys[i], tokens[i], ttls[i] = rowKey(l.Key), l.Token, l.TTL.Milliseconds()
-	}
-	var held []bool
-	err := s.run(ctx, stmt{sql: permitExtendSQL, args: []any{keys, tokens, ttls}, rows: func(rows pgx.Rows) error {
-		held = make([]bool, len(leases)) // afresh: a retry reads the rows again
-		var i int64
-		_, err := pgx.ForEachRow(rows, []any{&i}, func() error {
-			if i >= 1 && int(i) <= len(held) {
-				held[i-1] = true
-			}
-			return nil
-		})
-		return err
-	}})
-	for i, l := range leases {
-		switch {
-		case err != nil:
-			out[i].Err = s.wrap("extend permit", err)
-		case held[i]:
-			out[i].Validity = contract.Validity(l.TTL)
-		default:
-			out[i].Err = contract.ErrNotHeld
-		}
-	}
-	return out
+	return s.extend(ctx, permitExtendSQL, "extend permit", leases)
 }
 
 // ReleasePermit implements store.Semaphores; now and then it also purges

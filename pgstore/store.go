@@ -214,13 +214,19 @@ func deref(p *int64) int64 {
 // Extend implements contract.Store: every lease in one statement, one round
 // trip.
 func (s *Store) Extend(ctx context.Context, leases []store.Lease) []store.Renewal {
+	return s.extend(ctx, extendSQL, "extend", leases)
+}
+
+// extend runs sql, an extend of every lease in one statement that returns
+// the 1-based index of each lease it renewed; op names it in errors.
+func (s *Store) extend(ctx context.Context, sql, op string, leases []store.Lease) []store.Renewal {
 	out := make([]store.Renewal, len(leases))
 	keys, tokens, ttls := make([]string, len(leases)), make([]string, len(leases)), make([]int64, len(leases))
 	for i, l := range leases {
 		keys[i], tokens[i], ttls[i] = rowKey(l.Key), l.Token, l.TTL.Milliseconds()
 	}
 	var held []bool
-	err := s.run(ctx, stmt{sql: extendSQL, args: []any{keys, tokens, ttls}, rows: func(rows pgx.Rows) error {
+	err := s.run(ctx, stmt{sql: sql, args: []any{keys, tokens, ttls}, rows: func(rows pgx.Rows) error {
 		held = make([]bool, len(leases)) // afresh: a retry reads the rows again
 		var i int64
 		_, err := pgx.ForEachRow(rows, []any{&i}, func() error {
@@ -234,7 +240,7 @@ func (s *Store) Extend(ctx context.Context, leases []store.Lease) []store.Renewa
 	for i, l := range leases {
 		switch {
 		case err != nil:
-			out[i].Err = s.wrap("extend", err)
+			out[i].Err = s.wrap(op, err)
 		case held[i]:
 			out[i].Validity = contract.Validity(l.TTL)
 		default:
