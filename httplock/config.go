@@ -172,7 +172,8 @@ type Config struct {
 	// (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) named
 	// "_OTHER", so that the client cannot make new metric streams. Neither
 	// the key nor its hash is ever an attribute. A caller of Serve that
-	// leaves Scope empty must pass a default-style scope too.
+	// leaves Scope empty must pass a default-style scope too, or an RPC's
+	// full method name ("/pkg.Service/Method"), which is kept as it is.
 	//
 	// Spans: the middleware makes none of its own. On the request's span
 	// (trace.SpanFromContext, as otelhttp, otelgin or otelecho started it),

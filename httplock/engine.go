@@ -93,7 +93,7 @@ func (e *Engine) Scope(method, route string) string {
 // its body read into memory (r.Body is replaced by one that yields the same
 // bytes), so that a client that leaves while it waits is noticed. It cannot
 // replay (it has no writer): with Config.Replay set it answers 500; use
-// ServeResponse.
+// ServeResponse, or ServeRecorded for an answer that is bytes.
 func (e *Engine) ServeRequest(r *http.Request, scope, key string, keyErr error, next func(context.Context)) *Rejection {
 	_, rej := e.serve(r.Context(), r, nil, scope, key, keyErr, func(ctx context.Context, _ http.ResponseWriter) error {
 		next(ctx)
@@ -127,7 +127,8 @@ func (e *Engine) ServeResponse(w http.ResponseWriter, r *http.Request, scope, ke
 // KeyRequired, where it is the server's fault; so is an error wrapping
 // ErrKeyMisconfigured (500, logged as an error at most once per burst); any
 // other is the client's (400). It has no request body to read ahead of
-// a wait (see ServeRequest), and cannot replay (see ServeResponse).
+// a wait (see ServeRequest), and cannot replay (see ServeResponse and
+// ServeRecorded).
 //
 // next gets a context derived from ctx that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
@@ -214,11 +215,17 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 				logScope, logged, logOutcome, OutcomeMisconfigured)
 			return false, reject(ErrInvalidConfig, errNoWriter, 0)
 		}
-		body, rej := e.readBody(ctx, r, rp.maxRequest)
-		if rej != nil {
-			return false, rej
+		if rw, ok := w.(*recordedWriter); ok { // ServeRecorded: the adapter's
+			if fingerprint, rej = e.recordedFingerprint(scope, rw); rej != nil {
+				return false, rej
+			}
+		} else {
+			body, rej := e.readBody(ctx, r, rp.maxRequest)
+			if rej != nil {
+				return false, rej
+			}
+			fingerprint = rp.fingerprint(r, body)
 		}
-		fingerprint = rp.fingerprint(r, body)
 	}
 	ahead := r // whose body a wait reads ahead
 	if rp != nil {

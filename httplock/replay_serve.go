@@ -76,7 +76,7 @@ func (e *Engine) replayRecord(w http.ResponseWriter, r *http.Request, scope stri
 		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	}
 	w.WriteHeader(resp.status)
-	if body && r.Method != http.MethodHead {
+	if body && (r == nil || r.Method != http.MethodHead) { // r: nil through ServeRecorded
 		_, _ = w.Write(resp.body)
 	}
 	return true, nil

@@ -191,7 +191,7 @@ func (t *telemetry) scopeAttr(scope string) string { return boundedScope(scope, 
 // metric streams nor new burst-log entries. The route template after it is
 // the router's, one per route.
 func boundedScope(scope string, custom bool) string {
-	if custom {
+	if custom || rpcMethod(scope) {
 		return scope
 	}
 	method, route, hasRoute := strings.Cut(scope, " ")
@@ -202,6 +202,16 @@ func boundedScope(scope string, custom bool) string {
 		return otherMethod
 	}
 	return otherMethod + " " + route
+}
+
+// rpcMethod reports whether scope is an RPC's full method name
+// ("/pkg.Service/Method"), the default scope of the gRPC and Connect
+// adapters: the server's registered method, one per method, as a route
+// template is. (A gRPC server with an unknown-service handler runs stream
+// interceptors for names the client picks; its adapter's docs ask for a
+// Scope there.)
+func rpcMethod(scope string) bool {
+	return strings.HasPrefix(scope, "/") && !strings.Contains(scope, " ")
 }
 
 // loggedScope is scope as log lines name it: boundedScope.

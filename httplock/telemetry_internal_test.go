@@ -13,6 +13,8 @@ func TestScopeAttr(t *testing.T) {
 		"X1234":              "_OTHER",
 		"":                   "_OTHER",
 		"BREW /pot/{id} x y": "_OTHER /pot/{id} x y",
+		"/pkg.Orders/Create": "/pkg.Orders/Create", // an RPC's method: the gRPC and Connect adapters' scope
+		"/a b":               "_OTHER b",
 	} {
 		if got := def.scopeAttr(scope); got != want {
 			t.Errorf("default scope %q: attribute %q, want %q", scope, got, want)
