@@ -58,10 +58,56 @@ type Config struct {
 	// slog.Default()).
 	Logger *slog.Logger
 
+	// MaxWaiters caps the calls waiting for one key in this interceptor on
+	// this instance in Wait mode (default httplock.DefaultMaxWaiters); one
+	// more gets ResourceExhausted. Negative means no cap.
+	MaxWaiters int
+
 	// Scope names the lock space. Empty means the call's full method name
 	// ("/pkg.Service/Method"), so each method locks on its own; methods
 	// whose interceptors share a Scope share one lock per key.
 	Scope string
+
+	// Replay, when set, records the first response message of a unary
+	// call's key and returns it to a later call with the key and the same
+	// request, without running the handler (see ReplayConfig). Streams are
+	// locked, never replayed. nil: off. The Locker's store must keep
+	// records, as for httplock.Config.Replay.
+	Replay *ReplayConfig
+
+	// Telemetry, when set, turns on the engine's metrics and span
+	// annotations (see httplock.Config.Telemetry), with the full method
+	// name (or Scope) as reqlock.scope. nil: off.
+	Telemetry *core.Telemetry
+}
+
+// ReplayConfig turns the unary interceptor into an idempotency layer: the
+// first response message of a key is recorded, in the store round trip that
+// releases the lock, and a later call with the key, the same method and an
+// equal request message gets it again, with the header metadata
+// "idempotent-replayed: true", instead of running the handler. The same key
+// with another request is FailedPrecondition. A call that ends in an error
+// is not recorded: a retry runs the handler. Messages must be protobuf
+// messages (the request's encoding is its fingerprint, the response's
+// encoding and type name its record); the response type must be linked into
+// every instance that may replay it.
+type ReplayConfig struct {
+	// Retention is how long a response is replayed (default
+	// httplock.DefaultRetention, 24 h). Afterwards the key is free again.
+	Retention time.Duration
+
+	// MaxResponse is the largest record kept, in bytes: the response's
+	// encoding and its type name (default httplock.DefaultMaxResponseBody,
+	// 1 MiB). A larger response is sent as usual and not recorded.
+	MaxResponse int
+}
+
+// httplock is the engine's form of c.
+func (c *ReplayConfig) httplock() *httplock.ReplayConfig {
+	if c == nil {
+		return nil
+	}
+	return &httplock.ReplayConfig{Retention: c.Retention, MaxResponseBody: c.MaxResponse}
 }
 
 // engine builds the one flow every reqlock middleware runs. It panics if
@@ -79,6 +125,9 @@ func (cfg Config) engine(caller string) *httplock.Engine {
 		KeyRequired:  cfg.KeyRequired,
 		Logger:       cfg.Logger,
 		Scope:        cfg.Scope,
+		MaxWaiters:   cfg.MaxWaiters,
+		Replay:       cfg.Replay.httplock(),
+		Telemetry:    cfg.Telemetry,
 	})
 	if err != nil {
 		panic(fmt.Errorf("%s: %w", caller, err))
