@@ -20,7 +20,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/grpclock"
-	"github.com/reqlock/reqlock/grpclock/internal/redisserver"
+	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
 )
@@ -31,7 +31,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // backend is one store the cases run against; redis is nil for memory.
 type backend struct {
 	locker *core.Locker
-	redis  *redisserver.Server
+	redis  *redistest.Server
 }
 
 // memoryLocker is a Locker on a fresh memory store.
@@ -45,7 +45,7 @@ func eachStore(t *testing.T, f func(t *testing.T, be backend)) {
 		f(t, backend{locker: memoryLocker()})
 	})
 	t.Run("redis", func(t *testing.T) {
-		srv := redisserver.Start(t)
+		srv := redistest.Start(t)
 		l := core.NewLocker(redisstore.New(srv.Client(t)), core.WithLogger(quiet))
 		f(t, backend{locker: l, redis: srv})
 	})
@@ -75,12 +75,11 @@ func (h *health) Watch(req *grpc_health_v1.HealthCheckRequest, stream grpc.Serve
 	return h.watch(stream)
 }
 
-// server is a gRPC server on a free loopback port with the interceptors
-// chained in order (the first is outermost), and a client of it; both are
-// stopped at the end of the test.
+// server is a gRPC server on a free loopback port with recovery, auth
+// and the interceptors, and a client of it; both are stopped at the end of
+// the test.
 type server struct {
 	client grpc_health_v1.HealthClient
-	codes  chan codes.Code // what the chain answered each call, as the server sent it
 }
 
 func serve(t testing.TB, h *health, cfg grpclock.Config) *server {
@@ -96,29 +95,10 @@ func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServ
 	if auth != nil {
 		unary = append(unary, auth)
 	}
-	s := &server{codes: make(chan codes.Code, 100)}
-	record := func(err error) {
-		select {
-		case s.codes <- status.Code(err):
-		default:
-		}
-	}
-	recorder := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-		resp, err := next(ctx, req)
-		record(err)
-		return resp, err
-	}
-	unary = append(append([]grpc.UnaryServerInterceptor{recorder}, unary...), grpclock.UnaryServerInterceptor(cfg))
-	s.client = start(t, h,
+	unary = append(unary, grpclock.UnaryServerInterceptor(cfg))
+	return &server{client: start(t, h,
 		grpc.ChainUnaryInterceptor(unary...),
-		grpc.ChainStreamInterceptor(
-			func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-				err := next(srv, ss)
-				record(err)
-				return err
-			},
-			grpclock.StreamServerInterceptor(cfg)))
-	return s
+		grpc.StreamInterceptor(grpclock.StreamServerInterceptor(cfg)))}
 }
 
 // start runs h on a gRPC server with opts, on a free loopback port, and
@@ -161,24 +141,6 @@ func withKey(ctx context.Context, key string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "x-key", key)
 }
 
-// check calls Check with key in x-key and returns its error.
-func (s *server) check(ctx context.Context, key string) error {
-	_, err := s.client.Check(withKey(ctx, key), &grpc_health_v1.HealthCheckRequest{})
-	return err
-}
-
-// lastCode is what the server answered the call that ended last.
-func (s *server) lastCode(t *testing.T) codes.Code {
-	t.Helper()
-	select {
-	case c := <-s.codes:
-		return c
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server answered no call")
-		return 0
-	}
-}
-
 // gate holds the calls that enter it until it is opened, and counts them.
 type gate struct {
 	entered chan struct{}
@@ -213,12 +175,6 @@ func (g *gate) pass(ctx context.Context) error {
 }
 
 func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
-
-func (g *gate) counts() (most, total int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.most, g.total
-}
 
 // waitEntered waits for a call to be in the handler.
 func (g *gate) waitEntered(t *testing.T) {
