@@ -45,7 +45,3 @@ var Stores = []Store{
 		}
 	}},
 }
-
-// Bench is the store the benchmarks time: the memory store, whose own
-// cost is smallest beside the adapter's.
-func Bench() *core.Locker { return Stores[0].Open(nil).Locker }
