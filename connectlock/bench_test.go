@@ -109,4 +109,3 @@ func interleave(b *testing.B, cycle, bare, locked func()) {
 	b.ReportMetric(ns(2), "locked-ns")
 	b.ReportMetric((ns(2)-ns(1))/ns(0), "overhead/cycle")
 }
-
