@@ -30,6 +30,7 @@
 //	store down with FailOpen                            the handler runs, unlocked
 //	key given twice or empty, too long, or missing      InvalidArgument
 //	  with KeyRequired; an error from FromRequest's func
+//	the key reused for another request (Replay)         FailedPrecondition
 //	key misconfigured (no context value with            Internal, logged by the engine
 //	  KeyRequired, a value of an unusable type,
 //	  FromRequest on a stream)
@@ -39,5 +40,8 @@
 // whole seconds. The handler gets a context that carries the lock
 // (core.FromContext) and is cancelled with cause core.ErrLockLost if the lock
 // is lost. The lock is released when the handler returns or panics, and a
-// stream's lock is held until its handler returns.
+// stream's lock is held until its handler returns. With Config.Replay, the
+// response to a unary call's key is recorded and returned to a retry with
+// the same request, with "idempotent-replayed: true" in the header metadata;
+// streams are locked, never replayed.
 package grpclock
