@@ -19,7 +19,9 @@ type userKey struct{}
 // after auth, so that FromContext finds the user.
 func Example_chain() {
 	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
-	auth := connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc { return next }) // yours
+
+	// Yours:
+	auth := connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc { return next })
 	onPanic := func(context.Context, connect.Spec, http.Header, any) error {
 		return connect.NewError(connect.CodeInternal, nil)
 	}
