@@ -32,7 +32,7 @@ func StrictIdempotencyKey() KeyFunc { return idempotencyKey(ParseIdempotencyKey)
 
 func idempotencyKey(parse func(string) (string, error)) KeyFunc {
 	return func(r *http.Request) (string, error) {
-		vs := r.Header[HeaderIdempotencyKey]
+		vs := headerValues(r, HeaderIdempotencyKey)
 		v, err := single(vs)
 		if err != nil || len(vs) == 0 {
 			return "", err

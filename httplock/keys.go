@@ -18,7 +18,7 @@ type KeyFunc func(r *http.Request) (string, error)
 // line of it, or one that is empty, is an error.
 func FromHeader(name string) KeyFunc {
 	name = http.CanonicalHeaderKey(name)
-	return func(r *http.Request) (string, error) { return given(r.Header[name]) }
+	return func(r *http.Request) (string, error) { return given(headerValues(r, name)) }
 }
 
 // FromQuery uses a URL query parameter. No such parameter means no key; one
@@ -27,7 +27,7 @@ func FromHeader(name string) KeyFunc {
 // pairs, and the request would run without its key.
 func FromQuery(name string) KeyFunc {
 	return func(r *http.Request) (string, error) {
-		q, err := url.ParseQuery(r.URL.RawQuery)
+		q, err := url.ParseQuery(rawQuery(r))
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrQuerySyntax, err)
 		}
@@ -36,9 +36,16 @@ func FromQuery(name string) KeyFunc {
 }
 
 // FromPathValue uses a wildcard of the route's ServeMux pattern, as
-// r.PathValue returns it ("id" in "POST /orders/{id}").
+// r.PathValue returns it ("id" in "POST /orders/{id}"). On a request an
+// adapter not on net/http made (FrameworkContext.View) it reports
+// ErrKeyMisconfigured: use that adapter's FromParam.
 func FromPathValue(name string) KeyFunc {
-	return func(r *http.Request) (string, error) { return r.PathValue(name), nil }
+	return func(r *http.Request) (string, error) {
+		if _, ok := viewOf(r); ok {
+			return "", errPathValueOnView
+		}
+		return r.PathValue(name), nil
+	}
 }
 
 // FromContext uses a value that earlier middleware put on the request's
