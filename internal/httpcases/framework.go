@@ -28,6 +28,14 @@ type Framework struct {
 	// otelecho, or a stand-in where there is none) is outermost, starting a
 	// server span per request from tp.
 	Handler func(tp trace.TracerProvider, routes []Route) http.Handler
+	// Listen, when set, serves the routes in place of Handler, for a
+	// framework not on net/http that runs its own server (Fiber): it starts
+	// the app as Handler describes on 127.0.0.1, closed at cleanup, and
+	// returns its base URL.
+	Listen func(t testing.TB, tp trace.TracerProvider, routes []Route) string
+	// ClientUnseen says the framework cannot tell that a client left
+	// (fasthttp never does): the cases about a departed client are skipped.
+	ClientUnseen bool
 }
 
 // Serve starts fw's app for routes on 127.0.0.1, closed at cleanup, and
@@ -38,6 +46,9 @@ func (fw Framework) Serve(t testing.TB, routes []Route) string {
 
 // ServeTraced is Serve under the framework's instrumentation, spans from tp.
 func (fw Framework) ServeTraced(t testing.TB, tp trace.TracerProvider, routes []Route) string {
+	if fw.Listen != nil {
+		return fw.Listen(t, tp, routes)
+	}
 	srv := httptest.NewServer(fw.Handler(tp, routes))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -189,3 +200,11 @@ var wildcard = regexp.MustCompile(`\{([^}]+)\}`)
 
 // ColonPath turns /orders/{id} into /orders/:id for Gin and Echo.
 func ColonPath(p string) string { return wildcard.ReplaceAllString(p, ":$1") }
+
+// SkipClientUnseen skips a case about a departed client on a framework that
+// cannot see one leave.
+func (e *Env) SkipClientUnseen() {
+	if e.FW.ClientUnseen {
+		e.T.Skip(e.FW.Name + " cannot tell that a client left")
+	}
+}

@@ -1,0 +1,100 @@
+package fiberlock
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
+)
+
+// methodUse is the method of a route registered with app.Use or group.Use.
+const methodUse = "USE"
+
+// New returns Fiber middleware that runs at most one request per key at a
+// time, configured as httplock.Config says: Key is httplock's (FromHeader,
+// IdempotencyKey, Join, …) or Fiber's (FromLocals, FromParam), and Respond
+// writes to an http.ResponseWriter over Fiber's response (ContextOf finds
+// the fiber.Ctx). It panics if cfg is invalid (nil Locker or Key, negative
+// durations), a mistake to catch at start-up; the message names the field
+// (httplock.ConfigError).
+//
+// Register it on each route, after your recover and auth middleware:
+// app.Post("/orders", fiberlock.New(cfg), createOrder). The default scope
+// is method + the route's path (c.FullPath()). Fiber runs app.Use
+// middleware before it matches a route, so there the route is unknown:
+// every request is answered 500 (route_unknown) unless Config.Scope is set.
+func New(cfg httplock.Config) fiber.Handler {
+	e, err := httplock.NewKeyedEngine(cfg)
+	if err != nil {
+		panic(fmt.Errorf("fiberlock.New: %w", err))
+	}
+	cfg = e.Config()
+	replay := cfg.Replay != nil
+	return func(c fiber.Ctx) error {
+		method := c.Method()
+		route := c.Route()
+		path := route.Path
+		if route.Method == methodUse {
+			path = ""
+		}
+		scope := e.Scope(method, path)
+		req := fiberContext.View(c.Context(), method, c, view{c.Request()})
+		if replay {
+			fingerprinted(req, c)
+		}
+		key, kerr := cfg.Key(req)
+		w := &writer{resp: c.Response()}
+		var chainErr error
+		replayed, rej := e.ServeResponse(w, req, scope, key, kerr, func(ctx context.Context, hw http.ResponseWriter) error {
+			if ctx != req.Context() { // locked: the handler gets the lock's context
+				orig := c.Context()
+				c.SetContext(ctx)
+				defer c.SetContext(orig)
+			}
+			chainErr = c.Next()
+			if hw == http.ResponseWriter(w) {
+				return chainErr
+			}
+			// Replay records what the client gets, and Fiber renders a
+			// handler's error after the middleware returns: render it
+			// now, as the app would.
+			if chainErr != nil {
+				if chainErr = c.App().ErrorHandler(c, chainErr); chainErr != nil {
+					return chainErr
+				}
+			}
+			w.pass(hw)
+			return nil
+		})
+		switch {
+		case rej != nil:
+			cfg.Respond(w, req, rej)
+			return nil
+		case replayed:
+			return nil
+		}
+		return chainErr
+	}
+}
+
+// fingerprinted gives req what replay's fingerprint reads: the path and
+// query as sent, and the body, which fasthttp has read whole already.
+func fingerprinted(req *http.Request, c fiber.Ctx) {
+	uri := c.Request().URI()
+	req.URL = &url.URL{Path: string(uri.Path()), RawPath: string(uri.PathOriginal()), RawQuery: string(uri.QueryString())}
+	if body := c.Request().Body(); len(body) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+}
+
+// LockFrom returns the lock the middleware holds for the request, while the
+// rest of the chain runs. c.Context() carries it too (core.FromContext),
+// and is cancelled with cause core.ErrLockLost if the lock is lost.
+func LockFrom(c fiber.Ctx) (*core.Lock, bool) { return core.FromContext(c.Context()) }
