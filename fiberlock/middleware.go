@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -14,8 +15,27 @@ import (
 	"github.com/reqlock/reqlock/httplock"
 )
 
-// methodUse is the method of a route registered with app.Use or group.Use.
-const methodUse = "USE"
+// useField is the index of fiber.Route's unexported "use" field, -1 if it
+// has none: Fiber exports no other way to tell the route of app.Use
+// middleware (a path prefix, matched before any route) from a route's own
+// path, and taking the prefix as the route would lock every route under it
+// as one.
+var useField = func() int {
+	if f, ok := reflect.TypeFor[fiber.Route]().FieldByName("use"); ok && f.Type.Kind() == reflect.Bool && len(f.Index) == 1 {
+		return f.Index[0]
+	}
+	return -1
+}()
+
+// routePath is the path of the route c matched, or "" when the middleware
+// runs under app.Use, before a route is matched.
+func routePath(c fiber.Ctx) string {
+	route := c.Route()
+	if useField >= 0 && reflect.ValueOf(route).Elem().Field(useField).Bool() {
+		return ""
+	}
+	return route.Path
+}
 
 // New returns Fiber middleware that runs at most one request per key at a
 // time, configured as httplock.Config says: Key is httplock's (FromHeader,
@@ -39,12 +59,7 @@ func New(cfg httplock.Config) fiber.Handler {
 	replay := cfg.Replay != nil
 	return func(c fiber.Ctx) error {
 		method := c.Method()
-		route := c.Route()
-		path := route.Path
-		if route.Method == methodUse {
-			path = ""
-		}
-		scope := e.Scope(method, path)
+		scope := e.Scope(method, routePath(c))
 		req := fiberContext.View(c.Context(), method, c, view{c.Request()})
 		if replay {
 			fingerprinted(req, c)
