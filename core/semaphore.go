@@ -61,6 +61,15 @@ func (l *Locker) Semaphore(limit int) *Semaphore {
 	return s
 }
 
+// KeepsPermits reports whether l's store keeps permits (implements
+// store.Semaphores), so that a caller can refuse a configuration that needs
+// a Semaphore at start-up instead of answering ErrSemaphoreUnsupported on
+// every call.
+func (l *Locker) KeepsPermits() bool {
+	_, ok := l.store.(store.Semaphores)
+	return ok
+}
+
 // Limit is how many holders the Semaphore admits per key.
 func (s *Semaphore) Limit() int { return s.limit }
 

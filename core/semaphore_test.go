@@ -27,6 +27,14 @@ func TestSemaphoreInvalidLimit(t *testing.T) {
 	}
 }
 
+// A store that keeps permits says so, for a caller that refuses a
+// configuration needing them at start-up.
+func TestLockerKeepsPermits(t *testing.T) {
+	if !newLocker(memorystore.New()).KeepsPermits() {
+		t.Fatal("KeepsPermits over the memory store: false, want true")
+	}
+}
+
 // A permit is a Lock: Do's context carries it, the watchdog renews it past
 // its first lease, and an empty key is refused as for a lock.
 func TestSemaphorePermitIsALock(t *testing.T) {

@@ -11,15 +11,19 @@ import (
 	"github.com/reqlock/reqlock/redisstore/redlock"
 )
 
-// Over Redlock, which keeps no permits, every Semaphore call says so at
-// once.
+// Over Redlock, which keeps no permits, KeepsPermits says so, and so does
+// every Semaphore call, at once.
 func TestSemaphoreRedlockRefused(t *testing.T) {
 	var srvs []*redistest.Server
 	for range 3 {
 		srvs = append(srvs, redistest.Start(t))
 	}
 	s := redlock.New(srvs[0].Client(t), srvs[1].Client(t), srvs[2].Client(t))
-	sem := core.NewLocker(s).Semaphore(2)
+	l := core.NewLocker(s)
+	if l.KeepsPermits() {
+		t.Fatal("KeepsPermits over Redlock: true, want false")
+	}
+	sem := l.Semaphore(2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := sem.TryObtain(ctx, "k"); !errors.Is(err, core.ErrSemaphoreUnsupported) {
