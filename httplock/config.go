@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 )
 
 // Mode says what a request does when another request with the same key is
@@ -68,6 +69,21 @@ type Config struct {
 
 	// Mode is Reject (the default) or Wait.
 	Mode Mode
+
+	// Limit is how many requests of a key may run at once, across every
+	// instance sharing the store (default 1: a lock; 0 and 1 mean one).
+	// With Limit > 1 a request holds a permit of the key's core.Semaphore
+	// instead of its lock, and one more request finds the key full: 429
+	// (limit_reached, ErrLimitReached) with Retry-After in Reject mode; in
+	// Wait mode it waits in the key's line, bounded by MaxWait and
+	// MaxWaiters as for a lock, then 429. The Locker's store must keep
+	// permits (Redlock does not: refused, wrapping
+	// core.ErrSemaphoreUnsupported), and Replay, which needs one request
+	// per key at a time, is refused beside it. A key's permits and its lock
+	// are kept apart: routes that share a Scope, one with Limit 1 and one
+	// with Limit 3, do not hold each other back; give them one Limit (see
+	// docs/semaphore.md).
+	Limit int
 
 	// MaxWait bounds the whole time a request spends getting its key in
 	// Wait mode, the first attempt included (default DefaultMaxWait);
@@ -158,10 +174,14 @@ type Config struct {
 	//
 	// reqlock.outcome is one of the Outcome constants: locked, unlocked,
 	// fail_open, lock_lost, replayed, rejected, wait_timeout,
-	// too_many_waiters, unavailable, client_gone, key_missing, key_invalid,
-	// key_too_long, key_misconfigured, fingerprint_mismatch,
-	// body_too_large, body_unreadable, record_unreadable, misconfigured,
-	// route_unknown.
+	// limit_reached, limit_wait_timeout, too_many_waiters, unavailable,
+	// client_gone, key_missing, key_invalid, key_too_long,
+	// key_misconfigured, fingerprint_mismatch, body_too_large,
+	// body_unreadable, record_unreadable, misconfigured, route_unknown.
+	// With Limit > 1, locked means holding one of the key's permits, and a
+	// full key is limit_reached (limit_wait_timeout after a wait), never
+	// rejected or wait_timeout: those are duplicates of a one-at-a-time
+	// key.
 	// The status is the one the engine answered with (Rejection.Status: 499
 	// for client_gone; a Respond of your own may send another), the replayed
 	// one, or the handler's when its writer tells (always with Replay; Gin,
@@ -202,8 +222,19 @@ func (c Config) withDefaults() (Config, error) {
 		return c, negative("RetryAfter", c.RetryAfter)
 	case c.StoreTimeout < 0:
 		return c, negative("StoreTimeout", c.StoreTimeout)
+	case c.Limit < 0:
+		return c, negative("Limit", c.Limit)
+	case c.Limit > store.MaxLimit:
+		return c, badField("Limit", fmt.Sprintf("is over %d (%d)", store.MaxLimit, c.Limit), core.ErrInvalidLimit)
+	case c.Limit > 1 && c.Replay != nil:
+		return c, badField("Limit", fmt.Sprintf("is %d with Replay set: replay runs one request per key at a time", c.Limit), nil)
+	case c.Limit > 1 && !c.Locker.KeepsPermits():
+		return c, badField("Limit", fmt.Sprintf("is %d, and the Locker's store keeps no permits", c.Limit), core.ErrSemaphoreUnsupported)
 	case c.Replay != nil && !c.Locker.KeepsRecords():
 		return c, badField("Replay", "is set, and the Locker's store keeps no records", core.ErrNoRecords)
+	}
+	if c.Limit == 0 {
+		c.Limit = 1
 	}
 	if c.MaxWait == 0 {
 		c.MaxWait = DefaultMaxWait

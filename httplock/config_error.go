@@ -15,7 +15,8 @@ type ConfigError struct {
 	// "is negative (-1s)".
 	Problem string
 	// Err is the error behind the problem, if any: core.ErrNoRecords for
-	// Replay on a store that keeps no records, a meter's error for
+	// Replay on a store that keeps no records, core.ErrSemaphoreUnsupported
+	// for Limit on one that keeps no permits, a meter's error for
 	// Telemetry.
 	Err error
 }

@@ -31,7 +31,7 @@ func TestNewEngineRejectsBadConfig(t *testing.T) {
 	got := e.Config()
 	if got.MaxWait != httplock.DefaultMaxWait || got.MaxWaiters != httplock.DefaultMaxWaiters ||
 		got.RetryAfter != httplock.DefaultRetryAfter || got.StoreTimeout != httplock.DefaultStoreTimeout ||
-		got.Logger == nil || got.Respond == nil {
+		got.Logger == nil || got.Respond == nil || got.Limit != 1 {
 		t.Fatalf("defaults not filled: %+v", got)
 	}
 }
@@ -41,14 +41,16 @@ func TestNewEngineRejectsBadConfig(t *testing.T) {
 func TestConfigErrorNamesTheField(t *testing.T) {
 	l := core.NewLocker(memorystore.New())
 	for want, cfg := range map[string]httplock.Config{
-		"httplock: Config.Locker is nil":                           {},
-		"httplock: Config.Mode is unknown (Mode(7))":               {Locker: l, Mode: httplock.Mode(7)},
-		"httplock: Config.MaxWait is negative (-1s)":               {Locker: l, MaxWait: -time.Second},
-		"httplock: Config.RetryAfter is negative (-1ns)":           {Locker: l, RetryAfter: -1},
-		"httplock: Config.StoreTimeout is negative (-2ms)":         {Locker: l, StoreTimeout: -2 * time.Millisecond},
-		"httplock: Config.Replay.Retention is negative (-1h0m0s)":  {Locker: l, Replay: &httplock.ReplayConfig{Retention: -time.Hour}},
-		"httplock: Config.Replay.MaxResponseBody is negative (-1)": {Locker: l, Replay: &httplock.ReplayConfig{MaxResponseBody: -1}},
-		"httplock: Config.Replay.MaxRequestBody is negative (-5)":  {Locker: l, Replay: &httplock.ReplayConfig{MaxRequestBody: -5}},
+		"httplock: Config.Locker is nil":                                                         {},
+		"httplock: Config.Mode is unknown (Mode(7))":                                             {Locker: l, Mode: httplock.Mode(7)},
+		"httplock: Config.MaxWait is negative (-1s)":                                             {Locker: l, MaxWait: -time.Second},
+		"httplock: Config.RetryAfter is negative (-1ns)":                                         {Locker: l, RetryAfter: -1},
+		"httplock: Config.StoreTimeout is negative (-2ms)":                                       {Locker: l, StoreTimeout: -2 * time.Millisecond},
+		"httplock: Config.Replay.Retention is negative (-1h0m0s)":                                {Locker: l, Replay: &httplock.ReplayConfig{Retention: -time.Hour}},
+		"httplock: Config.Replay.MaxResponseBody is negative (-1)":                               {Locker: l, Replay: &httplock.ReplayConfig{MaxResponseBody: -1}},
+		"httplock: Config.Replay.MaxRequestBody is negative (-5)":                                {Locker: l, Replay: &httplock.ReplayConfig{MaxRequestBody: -5}},
+		"httplock: Config.Limit is negative (-2)":                                                {Locker: l, Limit: -2},
+		"httplock: Config.Limit is 2 with Replay set: replay runs one request per key at a time": {Locker: l, Limit: 2, Replay: &httplock.ReplayConfig{}},
 	} {
 		_, err := httplock.NewEngine(cfg)
 		var ce *httplock.ConfigError

@@ -39,6 +39,8 @@
 //	duplicate in flight, Reject mode               409 + Retry-After
 //	Wait mode, not free within MaxWait/deadline    409 + Retry-After
 //	Wait mode, more than MaxWaiters waiting        429 + Retry-After
+//	Limit > 1 and that many requests of the key    429 problem+json (limit_reached) +
+//	in flight (Reject; Wait: still at MaxWait)     Retry-After
 //	store down, slower than StoreTimeout/deadline  503 + Retry-After (FailOpen: handler runs unlocked, warning logged)
 //	client disconnects while waiting               handler never runs, nothing written, no lock left
 //	handler panics                                 lock released, panic passed on to the recovery middleware
@@ -144,7 +146,8 @@
 //
 // reqlock.outcome names what the engine did with the request (the Outcome
 // constants): locked, unlocked, fail_open, lock_lost, replayed, rejected,
-// wait_timeout, too_many_waiters, unavailable, client_gone, key_missing,
+// wait_timeout, limit_reached, limit_wait_timeout (a full key, Config.Limit),
+// too_many_waiters, unavailable, client_gone, key_missing,
 // key_invalid, key_too_long, key_misconfigured, fingerprint_mismatch,
 // body_too_large, body_unreadable, record_unreadable, misconfigured,
 // route_unknown. The request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,

@@ -22,6 +22,10 @@ type Engine struct {
 	waiting waiters
 	noValue sync.Once // warns of ErrNoContextValue
 
+	// sem hands out the permits requests hold instead of the Locker's
+	// locks when Limit > 1; nil otherwise.
+	sem *core.Semaphore
+
 	// durabilityChecked is closed once the start-up check of whether
 	// replay records survive a restart of the store is over (at once when
 	// there is nothing to check).
@@ -43,6 +47,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, durabilityChecked: make(chan struct{})}
+	if cfg.Limit > 1 {
+		e.sem = cfg.Locker.Semaphore(cfg.Limit)
+	}
 	if cfg.Replay != nil {
 		if e.replay, err = cfg.Replay.withDefaults(); err != nil {
 			return nil, err
@@ -292,7 +299,8 @@ func (e *Engine) warnNoValue(scope string) {
 	})
 }
 
-// acquire takes the lock by the mode. It returns the lock, or the key's
+// acquire takes the lock (or, with Limit > 1, a permit) by the mode. It
+// returns the lock, or the key's
 // record (only withRecord: the acquire and the look-up are one round trip),
 // or a rejection, or none of them: the store failed and FailOpen says to
 // run anyway.
@@ -312,7 +320,7 @@ func (e *Engine) acquire(ctx context.Context, r *http.Request, scope, key string
 	if withRecord {
 		lk, record, err = e.cfg.Locker.TryObtainOrRecord(tctx, key)
 	} else {
-		lk, err = e.cfg.Locker.TryObtain(tctx, key)
+		lk, err = e.tryObtain(tctx, key)
 	}
 	cancel()
 	switch {
@@ -324,13 +332,7 @@ func (e *Engine) acquire(ctx context.Context, r *http.Request, scope, key string
 	case e.cfg.Mode == Wait:
 		return e.wait(ctx, wctx, r, scope, key, err, withRecord)
 	}
-	return nil, nil, e.locked(err)
-}
-
-// locked is the 409 for a key someone else holds.
-func (e *Engine) locked(err error) *Rejection {
-	holder, _ := core.HolderTTL(err)
-	return reject(ErrLocked, err, retryAfter(e.cfg.RetryAfter, holder))
+	return nil, nil, e.busy(err)
 }
 
 // storeFailed handles an error that is not "someone else holds it": the

@@ -22,6 +22,10 @@ var (
 	// ErrTooManyWaiters means more than MaxWaiters requests already wait for
 	// the key on this instance (429).
 	ErrTooManyWaiters = errors.New("reqlock: too many requests waiting for the same key")
+	// ErrLimitReached means the key already has Config.Limit requests in
+	// flight (Limit > 1): 429, at once in Reject mode, after MaxWait in Wait
+	// mode. A duplicate of a key that admits one request is ErrLocked.
+	ErrLimitReached = errors.New("reqlock: the key's limit of requests in flight is reached")
 	// ErrUnavailable means the lock store failed or did not answer within
 	// StoreTimeout (503). The Rejection also wraps the store's error
 	// (core.ErrUnavailable).

@@ -17,6 +17,8 @@ const (
 	// The handler did not run: the request got a Rejection.
 	OutcomeRejected         = "rejected"             // 409: key busy, Reject mode (also with replay in flight)
 	OutcomeWaitTimeout      = "wait_timeout"         // 409: key still busy at MaxWait or the request's deadline, Wait mode
+	OutcomeLimitReached     = "limit_reached"        // 429: key at its Limit (> 1), Reject mode
+	OutcomeLimitWaitTimeout = "limit_wait_timeout"   // 429: key still at its Limit at MaxWait or the request's deadline, Wait mode
 	OutcomeTooManyWaiters   = "too_many_waiters"     // 429
 	OutcomeUnavailable      = "unavailable"          // 503: store unavailable, fail-closed
 	OutcomeClientGone       = "client_gone"          // 499: the client left before the handler ran
@@ -32,8 +34,8 @@ const (
 	OutcomeRouteUnknown     = "route_unknown"        // 500: ErrRouteUnknown
 )
 
-// rejectionOutcome names what rej says happened; mode tells a 409 at once
-// from one after a wait.
+// rejectionOutcome names what rej says happened; mode tells a 409 or a full
+// key's 429 at once from one after a wait.
 func rejectionOutcome(rej *Rejection, mode Mode) string {
 	switch rej.Reason {
 	case ErrLocked:
@@ -41,6 +43,11 @@ func rejectionOutcome(rej *Rejection, mode Mode) string {
 			return OutcomeWaitTimeout
 		}
 		return OutcomeRejected
+	case ErrLimitReached:
+		if mode == Wait {
+			return OutcomeLimitWaitTimeout
+		}
+		return OutcomeLimitReached
 	case ErrTooManyWaiters:
 		return OutcomeTooManyWaiters
 	case ErrUnavailable:

@@ -19,8 +19,8 @@ type Problem struct {
 	// Detail explains this occurrence to a person.
 	Detail string `json:"detail,omitempty"`
 	// Code is an extension member with a stable, machine-readable reason
-	// ("locked", "too_many_waiters", …): several 400s and 409s would
-	// otherwise look the same to a client.
+	// ("locked", "limit_reached", "too_many_waiters", …): several 400s,
+	// 409s and 429s would otherwise look the same to a client.
 	Code string `json:"code,omitempty"`
 }
 

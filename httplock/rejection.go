@@ -21,7 +21,7 @@ type Rejection struct {
 	// Problem is the default RFC 9457 body.
 	Problem Problem
 	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
-	// ErrKeyMisconfigured, ErrLocked, ErrTooManyWaiters, ErrUnavailable,
+	// ErrKeyMisconfigured, ErrLocked, ErrLimitReached, ErrTooManyWaiters, ErrUnavailable,
 	// ErrClientGone, ErrRouteUnknown, and with replay ErrReplayMismatch, ErrBodyTooLarge,
 	// ErrBodyUnreadable, ErrRecordUnreadable or ErrInvalidConfig.
 	Reason error
@@ -119,6 +119,8 @@ func describe(reason, cause error) (status int, code, detail string) {
 		return http.StatusInternalServerError, "key_misconfigured", "The server could not work out this request's lock key."
 	case ErrLocked:
 		return http.StatusConflict, "locked", "A request with the same key is in progress. Retry after it completes."
+	case ErrLimitReached:
+		return http.StatusTooManyRequests, "limit_reached", "This endpoint runs a limited number of requests with the same key at once, and that many are in progress. Retry later."
 	case ErrTooManyWaiters:
 		return http.StatusTooManyRequests, "too_many_waiters", "Too many requests with the same key are waiting. Retry later."
 	case ErrUnavailable:

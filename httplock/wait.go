@@ -37,7 +37,7 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, scope, key str
 	if withRecord {
 		lk, record, err = e.cfg.Locker.ObtainOrRecordAfter(wctx, key, taken)
 	} else {
-		lk, err = e.cfg.Locker.ObtainAfter(wctx, key, taken)
+		lk, err = e.obtainAfter(wctx, key, taken)
 	}
 	bodyRead()
 	switch {
@@ -55,7 +55,7 @@ func (e *Engine) wait(ctx, wctx context.Context, r *http.Request, scope, key str
 		lk, rej := e.storeFailed(ctx, scope, err)
 		return lk, nil, rej
 	default:
-		return nil, nil, e.locked(err)
+		return nil, nil, e.busy(err)
 	}
 }
 

@@ -59,6 +59,9 @@ var Cases = []Case{
 	{"replay_fenced", replayFenced},
 	{"replay_request_too_large", replayRequestTooLarge},
 	{"replay_refused_without_records", replayRefusedWithoutRecords},
+	{"limit_rejects_when_full", limitRejectsWhenFull},
+	{"limit_wait_serves_in_turn", limitWaitServesInTurn},
+	{"limit_refused_without_permits", limitRefusedWithoutPermits},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {

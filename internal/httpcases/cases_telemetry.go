@@ -25,6 +25,7 @@ var TelemetryCases = []Case{
 	{"telemetry_client_gone", telemetryClientGone},
 	{"telemetry_lock_lost", telemetryLockLost},
 	{"telemetry_spans", telemetrySpans},
+	{"telemetry_limit", telemetryLimit},
 }
 
 // RunTelemetry runs TelemetryCases for fw on the memory store and on a

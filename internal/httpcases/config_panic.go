@@ -16,12 +16,15 @@ func BadConfigs() map[string]httplock.Config {
 	l := core.NewLocker(memorystore.New())
 	key := httplock.FromHeader("X-Key")
 	return map[string]httplock.Config{
-		"httplock: Config.MaxWait is negative (-1s)":       {Locker: l, Key: key, MaxWait: -time.Second},
-		"httplock: Config.StoreTimeout is negative (-1ms)": {Locker: l, Key: key, StoreTimeout: -time.Millisecond},
-		"httplock: Config.RetryAfter is negative (-1ms)":   {Locker: l, Key: key, RetryAfter: -time.Millisecond},
-		"httplock: Config.Mode is unknown (Mode(5))":       {Locker: l, Key: key, Mode: 5},
-		"httplock: Config.Locker is nil":                   {Key: key},
-		"httplock: Config.Key is nil":                      {Locker: l},
+		"httplock: Config.MaxWait is negative (-1s)":                                             {Locker: l, Key: key, MaxWait: -time.Second},
+		"httplock: Config.StoreTimeout is negative (-1ms)":                                       {Locker: l, Key: key, StoreTimeout: -time.Millisecond},
+		"httplock: Config.RetryAfter is negative (-1ms)":                                         {Locker: l, Key: key, RetryAfter: -time.Millisecond},
+		"httplock: Config.Mode is unknown (Mode(5))":                                             {Locker: l, Key: key, Mode: 5},
+		"httplock: Config.Locker is nil":                                                         {Key: key},
+		"httplock: Config.Key is nil":                                                            {Locker: l},
+		"httplock: Config.Limit is negative (-1)":                                                {Locker: l, Key: key, Limit: -1},
+		"httplock: Config.Limit is 3 with Replay set: replay runs one request per key at a time": {Locker: l, Key: key, Limit: 3, Replay: &httplock.ReplayConfig{}},
+		"httplock: Config.Limit is over 65536 (65537): reqlock: invalid semaphore limit":         {Locker: l, Key: key, Limit: 1<<16 + 1},
 	}
 }
 
