@@ -49,7 +49,7 @@ func keyFunc(k rpccases.KeySource) connectlock.KeyFunc {
 // lockConfig is the case's Config as connectlock's.
 func lockConfig(c rpccases.Config) connectlock.Config {
 	cfg := connectlock.Config{
-		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
+		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, Limit: c.Limit, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
 		StoreTimeout: c.StoreTimeout, FailOpen: c.FailOpen, KeyRequired: c.KeyRequired,
 		Telemetry: c.Telemetry, Logger: c.Logger,
 	}

@@ -25,6 +25,8 @@
 // whose message is safe to show a client:
 //
 //	duplicate in flight (Reject, or Wait past MaxWait)  CodeAborted + RetryInfo
+//	key full: Limit > 1 calls of it in flight           CodeResourceExhausted + RetryInfo
+//	  (Reject, or Wait past MaxWait)
 //	too many calls waiting for the key (Wait mode)      CodeResourceExhausted + RetryInfo
 //	store down or too slow (fail-closed, the default)   CodeUnavailable + RetryInfo
 //	store down with FailOpen                            the handler runs, unlocked

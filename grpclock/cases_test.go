@@ -89,7 +89,7 @@ func echo(h rpccases.Handlers) *grpc.ServiceDesc {
 func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers) rpccases.Client {
 	t.Helper()
 	cfg := grpclock.Config{
-		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
+		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, Limit: c.Limit, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
 		StoreTimeout: c.StoreTimeout, FailOpen: c.FailOpen, KeyRequired: c.KeyRequired,
 		Telemetry: c.Telemetry, Logger: c.Logger,
 	}

@@ -36,6 +36,14 @@ type Config struct {
 	// Mode is Reject (the default) or Wait.
 	Mode Mode
 
+	// Limit is how many calls of a key may run at once (default 1; 0 and 1
+	// mean one), as httplock.Config.Limit: with Limit > 1 each call holds
+	// a permit of the key's core.Semaphore, and a call that finds the key
+	// full gets ResourceExhausted with RetryInfo (at once in Reject mode,
+	// past MaxWait in Wait mode). The Locker's store must keep permits
+	// (not Redlock), and Replay is refused beside it.
+	Limit int
+
 	// MaxWait bounds the whole time a call spends getting its key in Wait
 	// mode (default httplock.DefaultMaxWait); the call's own deadline may
 	// end it sooner.
@@ -119,6 +127,7 @@ func (cfg Config) engine(caller string) *httplock.Engine {
 	e, err := httplock.NewEngine(httplock.Config{
 		Locker:       cfg.Locker,
 		Mode:         cfg.Mode,
+		Limit:        cfg.Limit,
 		MaxWait:      cfg.MaxWait,
 		StoreTimeout: cfg.StoreTimeout,
 		FailOpen:     cfg.FailOpen,

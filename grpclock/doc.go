@@ -25,6 +25,8 @@
 // builds it) whose message is safe to show a client:
 //
 //	duplicate in flight (Reject, or Wait past MaxWait)  Aborted + RetryInfo
+//	key full: Limit > 1 calls of it in flight           ResourceExhausted + RetryInfo
+//	  (Reject, or Wait past MaxWait)
 //	too many calls waiting for the key (Wait mode)      ResourceExhausted + RetryInfo
 //	store down or too slow (fail-closed, the default)   Unavailable + RetryInfo
 //	store down with FailOpen                            the handler runs, unlocked

@@ -93,6 +93,7 @@ type Config struct {
 	Locker       *core.Locker
 	Key          KeySource
 	Mode         httplock.Mode
+	Limit        int
 	MaxWait      time.Duration
 	MaxWaiters   int
 	StoreTimeout time.Duration

@@ -17,6 +17,7 @@ var Cases = []Case{
 	{Name: "Wait serves in turn", Run: waitInTurn},
 	{Name: "Wait past MaxWait is Aborted", Run: waitPastMaxWait},
 	{Name: "a full queue is ResourceExhausted", Run: fullQueue},
+	{Name: "a full key is ResourceExhausted with RetryInfo", Run: fullKey},
 	{Name: "client gone while waiting never runs", Run: clientGone},
 	{Name: "handler panic releases the lock", Run: handlerPanic},
 	{Name: "Replay returns the first response", Run: replay},
@@ -110,6 +111,27 @@ func waitPastMaxWait(t *testing.T, a Adapter, be Backend) {
 	wantRetry(t, "a call that waited MaxWait", c.Unary(t.Context(), key("k", "a")), Aborted)
 	g.release()
 	want(t, "the first call", <-first, OK)
+}
+
+// With Limit 2, two calls of a key run together and a third finds the key
+// full: ResourceExhausted with RetryInfo, not a duplicate's Aborted.
+func fullKey(t *testing.T, a Adapter, be Backend) {
+	cfg := config(be)
+	cfg.Limit = 2
+	g := newGate()
+	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
+		return "ok", g.pass(ctx)
+	}})
+	first := held(t, c, g, key("export-1", "a"))
+	second := held(t, c, g, key("export-1", "a"))
+	wantRetry(t, "a third call", c.Unary(t.Context(), key("export-1", "a")), ResourceExhausted)
+	g.release()
+	want(t, "the first call", <-first, OK)
+	want(t, "the second call", <-second, OK)
+	want(t, "after they ended", c.Unary(t.Context(), key("export-1", "a")), OK)
+	if most, total := g.counts(); most != 2 || total != 3 {
+		t.Fatalf("the handler ran %d times, %d at most at once; want 3, two at once", total, most)
+	}
 }
 
 func fullQueue(t *testing.T, a Adapter, be Backend) {

@@ -26,7 +26,8 @@ func Code(rej *httplock.Rejection) uint32 {
 	switch {
 	case errors.Is(rej, httplock.ErrLocked):
 		return Aborted
-	case errors.Is(rej, httplock.ErrTooManyWaiters):
+	case errors.Is(rej, httplock.ErrLimitReached),
+		errors.Is(rej, httplock.ErrTooManyWaiters):
 		return ResourceExhausted
 	case errors.Is(rej, httplock.ErrUnavailable):
 		return Unavailable

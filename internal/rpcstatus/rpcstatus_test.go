@@ -13,6 +13,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestCode(t *testing.T) {
 	for reason, want := range map[error]uint32{
 		httplock.ErrLocked:           Aborted,
+		httplock.ErrLimitReached:     ResourceExhausted,
 		httplock.ErrTooManyWaiters:   ResourceExhausted,
 		httplock.ErrUnavailable:      Unavailable,
 		httplock.ErrKeyInvalid:       InvalidArgument,
