@@ -16,6 +16,7 @@ func Middleware(locker *core.Locker) func(http.Handler) http.Handler {
 		Locker:        locker,
 		Key:           httplock.FromContext(userKey{}),
 		Mode:          httplock.Wait,
+		Limit:         1,               // requests of a key at once; > 1: one more gets 429 or waits
 		MaxWait:       5 * time.Second, // the whole wait, first attempt included; then 409
 		MaxWaiters:    64,              // waiting for one key on this instance; one more gets 429
 		StoreTimeout:  time.Second,     // each store round trip; past it the store is unavailable

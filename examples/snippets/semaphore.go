@@ -3,9 +3,11 @@ package snippets
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
 )
 
 // export stands in for the work a permit guards.
@@ -47,4 +49,27 @@ func PlanLimits(locker *core.Locker) map[string]*core.Semaphore {
 		"free": locker.Semaphore(1), // admitted while no export of the user runs
 		"pro":  locker.Semaphore(5), // admitted while fewer than five run, free ones included
 	}
+}
+
+// exportHandler runs an export for the user on the request's context.
+func exportHandler(w http.ResponseWriter, r *http.Request) {
+	user, _ := r.Context().Value(userKey{}).(string)
+	if err := export(r.Context(), user); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// ExportRoute is docs/semaphore.md's "On an HTTP route": at most two
+// exports per user at once, across every instance; a third gets 429.
+func ExportRoute(locker *core.Locker) http.Handler {
+	mux := http.NewServeMux()
+	exports := httplock.New(httplock.Config{
+		Locker: locker,
+		Key:    httplock.FromContext(userKey{}), // per user
+		Limit:  2,                               // at most two exports per user at once
+	})
+	mux.Handle("POST /exports", auth(exports(http.HandlerFunc(exportHandler))))
+	return mux
 }
