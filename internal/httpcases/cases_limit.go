@@ -24,10 +24,17 @@ type limitGate struct {
 	done     chan struct{} // closed at cleanup: every request goes
 }
 
-func newLimitGate(e *Env) *limitGate {
-	g := &limitGate{entered: make(chan struct{}, 64), pass: make(chan struct{}), done: make(chan struct{})}
-	e.T.Cleanup(func() { close(g.done) }) // before the server closes
-	return g
+func newLimitGate() *limitGate {
+	return &limitGate{entered: make(chan struct{}, 64), pass: make(chan struct{}), done: make(chan struct{})}
+}
+
+// serve starts the env's server with POST /exports behind cfg and g, and
+// returns the route's URL. At cleanup every request inside goes before the
+// server closes, which waits for them.
+func (g *limitGate) serve(e *Env, cfg httplock.Config) string {
+	url := e.Serve(userRoute("POST", "/exports", cfg, g.ServeHTTP)) + "/exports"
+	e.T.Cleanup(func() { close(g.done) }) // runs before the server's own cleanup
+	return url
 }
 
 func (g *limitGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,8 +84,8 @@ func keepsPermits(e *Env) {
 // Retry-After, and the key takes three again once they are done.
 func limitRejectsWhenFull(e *Env) {
 	keepsPermits(e)
-	g := newLimitGate(e)
-	url := e.Serve(userRoute("POST", "/exports", httplock.Config{Locker: e.Locker(), Limit: 3}, g.ServeHTTP)) + "/exports"
+	g := newLimitGate()
+	url := g.serve(e, httplock.Config{Locker: e.Locker(), Limit: 3})
 	ch := fanOut(e, 20, "POST", url, UserHeader, "alice")
 	for _, r := range collect(e, ch, 17) { // those inside answer only once let go
 		expect(e, r, http.StatusTooManyRequests, "limit_reached")
@@ -113,9 +120,8 @@ func limitRejectsWhenFull(e *Env) {
 // and every request is served.
 func limitWaitServesInTurn(e *Env) {
 	keepsPermits(e)
-	g := newLimitGate(e)
-	cfg := httplock.Config{Locker: e.Locker(), Limit: 3, Mode: httplock.Wait, MaxWait: 20 * time.Second}
-	url := e.Serve(userRoute("POST", "/exports", cfg, g.ServeHTTP)) + "/exports"
+	g := newLimitGate()
+	url := g.serve(e, httplock.Config{Locker: e.Locker(), Limit: 3, Mode: httplock.Wait, MaxWait: 20 * time.Second})
 	ch := fanOut(e, 20, "POST", url, UserHeader, "alice")
 	for range 3 {
 		g.waitEntered(e)
