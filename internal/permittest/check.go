@@ -113,13 +113,16 @@ type Result struct {
 	MostTrusted int // the most permits trusted at once
 	Writes      int // writes the register took
 	Refused     int // writes it refused
-	Stale       int // writes it took that its rule refuses
-	Verdict     string
+	// RefusedTrusted: refused writes whose holder still trusted its
+	// permit: honest holders that N newer permits overtook.
+	RefusedTrusted int
+	Stale          int // writes it took that its rule refuses
+	Verdict        string
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("holds %d, most trusted at once %d, writes %d, refused %d, stale %d",
-		r.Holds, r.MostTrusted, r.Writes, r.Refused, r.Stale)
+	return fmt.Sprintf("holds %d, most trusted at once %d, writes %d, refused %d (%d still trusted), stale %d",
+		r.Holds, r.MostTrusted, r.Writes, r.Refused, r.RefusedTrusted, r.Stale)
 }
 
 // Expect is what a scenario's documentation lets it expect, written down
@@ -146,13 +149,25 @@ func (r *Run) Measure() Result {
 			res.Holds++
 		}
 	}
-	res.MostTrusted, _ = MostTrusting(Trusts(events))
+	trusts := Trusts(events)
+	res.MostTrusted, _ = MostTrusting(trusts)
+	type id struct {
+		who   string
+		fence uint64
+	}
+	byID := make(map[id]Trust, len(trusts))
+	for _, tr := range trusts {
+		byID[id{tr.Who, tr.Fence}] = tr
+	}
 	log := r.Reg.Log()
 	for _, w := range log {
 		if w.Accepted {
 			res.Writes++
-		} else {
-			res.Refused++
+			continue
+		}
+		res.Refused++
+		if tr, ok := byID[id{w.Who, w.Fence}]; ok && w.T < tr.End {
+			res.RefusedTrusted++
 		}
 	}
 	res.Stale = len(CheckStaleWrites(log, r.N))
@@ -224,11 +239,11 @@ type Row struct {
 // Table renders rows as Markdown, for N permits.
 func Table(n int, rows []Row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| scenario (N = %d) | store | holds | most trusted at once | writes accepted (refused) | stale writes accepted | verdict |\n", n)
-	b.WriteString("|---|---|--:|--:|--:|--:|---|\n")
+	fmt.Fprintf(&b, "| scenario (N = %d) | store | holds | most trusted at once | writes accepted | refused (of them, holder still trusting) | stale writes accepted | verdict |\n", n)
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d (%d) | %d | %s |\n",
-			r.Scenario, r.Store, r.Holds, r.MostTrusted, r.Writes, r.Refused, r.Stale, r.Verdict)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d (%d) | %d | %s |\n",
+			r.Scenario, r.Store, r.Holds, r.MostTrusted, r.Writes, r.Refused, r.RefusedTrusted, r.Stale, r.Verdict)
 	}
 	return b.String()
 }
