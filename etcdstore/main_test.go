@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/permittest"
 	"go.uber.org/goleak"
 )
 
@@ -15,6 +16,10 @@ func TestMain(m *testing.M) {
 	if eps := os.Getenv(workerEnv); eps != "" {
 		// A holder process of the safety suite (see safety_test.go).
 		os.Exit(runWorkerProcess(eps))
+	}
+	if permittest.Child(semChildStore) {
+		// A holder process of the semaphore's rows (safety_semaphore_test.go).
+		os.Exit(0)
 	}
 	mt := &etcdtest.Main{}
 	exampleEndpoints = etcdtest.Start(mt).Endpoints()
