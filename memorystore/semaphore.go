@@ -14,6 +14,7 @@ import (
 type memoryPermits struct {
 	byKey   map[string]map[string]memoryPermit // key → token → permit
 	sweepAt int                                // sweep expired keys when byKey reaches this size
+	lines   map[string][]permitWaiter          // key → its line of waiters, by arrival (semaphore_lines.go)
 }
 
 type memoryPermit struct {
@@ -51,14 +52,31 @@ func (p *memoryPermits) sweep(now time.Time) {
 	p.sweepAt = max(2*len(p.byKey), minSweep)
 }
 
-// AcquirePermit implements store.Semaphores.
+// AcquirePermit implements store.Semaphores. A caller outside the line of
+// waiters is admitted only while the places left outnumber them.
 func (s *Store) AcquirePermit(ctx context.Context, l store.Lease, limit int) (store.Grant, error) {
+	return s.acquirePermit(ctx, l, limit, "")
+}
+
+// acquirePermit is AcquirePermit for waiter ("" for none): refused, it
+// joins the line.
+func (s *Store) acquirePermit(ctx context.Context, l store.Lease, limit int, waiter string) (store.Grant, error) {
 	if err := ctx.Err(); err != nil { // as a network store would: a caller that is gone takes nothing
 		return store.Grant{}, err
 	}
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	g, wake, err := s.acquirePermitLocked(l, limit, waiter, now)
+	s.mu.Unlock()
+	s.wakeAll(l.Key, wake)
+	return g, err
+}
+
+// acquirePermitLocked is acquirePermit under mu; it also returns the
+// waiters to wake once mu is let go: places still left after a grant go
+// to the next in line.
+func (s *Store) acquirePermitLocked(l store.Lease, limit int, waiter string, now time.Time) (store.Grant, []string, error) {
+	line := s.permits.permitLine(l.Key, now)
 	held := s.permits.live(l.Key, now)
 	if pm, ok := held[l.Token]; ok {
 		// Our own permit: granted again, its lease only growing.
@@ -66,16 +84,33 @@ func (s *Store) AcquirePermit(ctx context.Context, l store.Lease, limit int) (st
 			pm.expires = until
 			held[l.Token] = pm
 		}
-		return store.Grant{Fence: pm.fence, Validity: store.Validity(l.TTL)}, nil
+		return store.Grant{Fence: pm.fence, Validity: store.Validity(l.TTL)}, nil, nil
 	}
 	if len(held) >= limit {
+		if waiter != "" {
+			s.permits.join(l.Key, waiter, now)
+		}
 		first := now.Add(time.Hour)
 		for _, pm := range held {
 			if pm.expires.Before(first) {
 				first = pm.expires
 			}
 		}
-		return store.Grant{}, &store.NotObtainedError{Remaining: first.Sub(now)}
+		return store.Grant{}, nil, &store.NotObtainedError{Remaining: first.Sub(now)}
+	}
+	// The places left, and the waiters ahead of this caller.
+	room, ahead := limit-len(held), len(line)
+	inLine := false
+	if waiter != "" {
+		if i := slices.IndexFunc(line, func(w permitWaiter) bool { return w.id == waiter }); i >= 0 {
+			ahead, inLine = i, true
+		}
+	}
+	if ahead >= room {
+		if waiter != "" {
+			s.permits.join(l.Key, waiter, now)
+		}
+		return store.Grant{}, nil, &store.NotObtainedError{}
 	}
 	if held == nil {
 		if s.permits.byKey == nil {
@@ -89,7 +124,14 @@ func (s *Store) AcquirePermit(ctx context.Context, l store.Lease, limit int) (st
 	// The locks' counter: strictly increasing for every key, permits too.
 	s.lastFence = max(s.lastFence+1, uint64(now.UnixMicro()))
 	held[l.Token] = memoryPermit{expires: now.Add(l.TTL), fence: s.lastFence}
-	return store.Grant{Fence: s.lastFence, Validity: store.Validity(l.TTL)}, nil
+	if inLine {
+		s.permits.leave(l.Key, waiter)
+	}
+	var wake []string
+	if room > 1 {
+		wake = s.permits.heads(l.Key, room-1)
+	}
+	return store.Grant{Fence: s.lastFence, Validity: store.Validity(l.TTL)}, wake, nil
 }
 
 // ExtendPermits implements store.Semaphores.
@@ -114,19 +156,23 @@ func (s *Store) ExtendPermits(_ context.Context, leases []store.Lease) []store.R
 	return out
 }
 
-// ReleasePermit implements store.Semaphores.
+// ReleasePermit implements store.Semaphores: the permit goes, and the head
+// of the key's line is woken.
 func (s *Store) ReleasePermit(_ context.Context, key, token string) error {
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	held := s.permits.live(key, now)
 	if _, ok := held[token]; !ok {
+		s.mu.Unlock()
 		return store.ErrNotHeld
 	}
 	delete(held, token)
 	if len(held) == 0 {
 		delete(s.permits.byKey, key)
 	}
+	head := s.permits.heads(key, 1)
+	s.mu.Unlock()
+	s.wakeAll(key, head)
 	return nil
 }
 

@@ -68,7 +68,8 @@ var ErrSemaphoreUnsupported = errors.New("reqlock: the store keeps no semaphores
 // caller outside the line is admitted only while the places left outnumber
 // the waiters, and a waiter only while fewer waiters stand ahead of it than
 // places are left; a release wakes the head of the line through its
-// Locker's subscription. redisstore.Store implements it.
+// Locker's subscription. redisstore.Store and memorystore.Store
+// implement it.
 type PermitLines interface {
 	// AcquirePermitQueued is AcquirePermit for waiter ('<instance>/<wait>',
 	// as for Waker): refused, it joins the key's line, once, and keeps its

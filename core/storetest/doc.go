@@ -77,7 +77,9 @@
 //     extend and TTL; expired permits free their places on their own and
 //     a renewed one stays; the waiters of a Semaphore are admitted in the
 //     order they came, one per permit given back, and so are those of
-//     several Lockers on a store with PermitLines, woken by releases;
+//     several Lockers on a store with PermitLines, woken by releases,
+//     and twice as many waiters as permits on two Lockers all take their
+//     turns, none starved and never more than N at once;
 //     InspectPermits lists every holder in the order granted; the limit
 //     is each call's own (limit 2 refused while two are held, limit 5
 //     admitted); a key's permits and its lock never meet; with the Slow hook, a permit

@@ -21,6 +21,7 @@ var semaphorePromises = []promise{
 	{"expired-frees", limited(semaphoreExpiredFrees)},
 	{"line-in-turn", limited(semaphoreLineInTurn)},
 	{"line-across-lockers", limited(semaphoreLineAcrossLockers)},
+	{"line-turns", limited(semaphoreLineTurns)},
 	{"inspect", limited(semaphoreInspect)},
 	{"limits-per-call", semaphoreLimitsPerCall},
 	{"apart-from-locks", limited(semaphoreApartFromLocks)},
