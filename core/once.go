@@ -98,11 +98,11 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 	lctx, cancel := lk.WithContext(ctx)
 	defer cancel()
 	if unit != nil {
-		return l.onceInUnit(ctx, lctx, lk, unit, retention, fn)
+		return l.onceInUnit(ctx, lctx, lk, retention, fn)
 	}
 	var out Outcome
 	if marks {
-		if out.InDoubt, err = l.markRun(ctx, lk, marker, retention); err != nil {
+		if out.InDoubt, err = l.markRun(ctx, lk, marker, retention, l.doubt); err != nil {
 			_ = lk.ReleaseDetached(ctx)
 			return out, err
 		}

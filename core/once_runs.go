@@ -9,10 +9,10 @@ import (
 )
 
 // markRun marks the run lk is about to start (store.RunMarker) and reports
-// whether the run before it is in doubt. Under RefuseInDoubt a run in
+// whether the run before it is in doubt. Under RefuseInDoubt (p) a run in
 // doubt is ErrInDoubt; under RunAgain it is logged and the run goes ahead.
-func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration) (bool, error) {
-	again := l.doubt == RunAgain
+func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration, p DoubtPolicy) (bool, error) {
+	again := p == RunAgain
 	doubt, err := m.MarkRun(ctx, lk.skey, lk.token, retention, again)
 	switch {
 	case errors.Is(err, ErrNotHeld):

@@ -20,41 +20,35 @@ func (l *Locker) unitRecorder() store.UnitRecorder {
 // onceInUnit is Once's run on a store that runs it in a unit that commits
 // with the record: fn's writes through the unit and its record land
 // together, so no run is ever in doubt and none is marked.
-func (l *Locker) onceInUnit(ctx, lctx context.Context, lk *Lock, u store.UnitRecorder, retention time.Duration,
+func (l *Locker) onceInUnit(ctx, lctx context.Context, lk *Lock, retention time.Duration,
 	fn func(context.Context) ([]byte, error)) (Outcome, error) {
 	var (
-		out     Outcome
-		ferr    error
-		offered bool // a record was handed to the unit to commit
+		out  Outcome
+		ferr error
 	)
-	ended := false // the unit's commit released the lock
+	recorded := false // the unit's commit released the lock
 	defer func() {
-		if !ended {
+		if !recorded {
 			_ = lk.ReleaseDetached(ctx)
 		}
 	}()
-	err := u.RunInUnit(lctx, lk.skey, lk.token, lk.fence, retention, func(uctx context.Context) []byte {
+	recorded, err := lk.RecordInUnit(lctx, retention, func(uctx context.Context) []byte {
 		out.Value, ferr = fn(uctx)
 		var final *finalError
-		if ferr != nil && !errors.As(ferr, &final) || lctx.Err() != nil {
-			return nil // rolled back: not recorded, or the lock is lost
+		if ferr != nil && !errors.As(ferr, &final) {
+			return nil // rolled back: not recorded
 		}
-		// The watchdog lets go of the lock now, so that a renewal does not
-		// wait on the commit's row lock and then find the lock gone: the
-		// store checks the lease itself as it commits.
-		l.dog.remove(lk)
-		offered = true
 		return encodeOutcome(out.Value, ferr)
 	})
 	switch {
-	case err == nil && offered:
-		ended = true
-		lk.endedInUnit()
+	case recorded:
 		return out, ferr
-	case errors.Is(err, ErrNotHeld), lk.isLost():
+	case errors.Is(err, ErrLockLost):
 		return out, joinErrors(ferr, ErrLockLost)
 	case err != nil:
-		return out, joinErrors(ferr, unavailable("record", ctxErr(ctx), err))
+		return out, joinErrors(ferr, err)
+	case lk.isLost():
+		return out, joinErrors(ferr, ErrLockLost)
 	}
 	return out, ferr
 }

@@ -12,12 +12,17 @@ import (
 // recordingWriter is the gin.ResponseWriter the chain sees while replay
 // records its response: whatever sends the status or the body (Write,
 // WriteHeaderNow, Flush) and hijacks go through the engine's recording
-// writer, which passes them on to Gin's own; the rest (the status Gin holds
-// until then, Size, Written) is Gin's.
+// writer, which passes them on to Gin's own, and so does Header; the rest
+// (the status Gin holds until then, Size, Written) is Gin's.
 type recordingWriter struct {
 	gin.ResponseWriter
 	rec http.ResponseWriter
 }
+
+// Header is the recording writer's: it holds the handler's headers back
+// with its response when the handler runs in the store's transaction
+// (pgstore.WithTx), and is Gin's own map otherwise.
+func (w recordingWriter) Header() http.Header { return w.rec.Header() }
 
 func (w recordingWriter) Write(b []byte) (int, error) { return w.rec.Write(b) }
 

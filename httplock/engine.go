@@ -51,7 +51,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.sem = cfg.Locker.Semaphore(cfg.Limit)
 	}
 	if cfg.Replay != nil {
-		if e.replay, err = cfg.Replay.withDefaults(); err != nil {
+		if e.replay, err = cfg.Replay.withDefaults(cfg.Locker); err != nil {
 			return nil, err
 		}
 	}
@@ -261,29 +261,21 @@ func (e *Engine) run(ctx context.Context, r *http.Request, w http.ResponseWriter
 		_ = next(ctx, w) // unlocked: there is nothing to record
 		return false, nil
 	}
-	lctx, cancel := lk.WithContext(ctx)
-	var c *capture
 	if rp != nil {
-		c = newCapture(w, rp)
-		w = c
+		return e.runRecorded(ctx, w, scope, lk, fingerprint, next, o)
 	}
+	lctx, cancel := lk.WithContext(ctx)
 	if o != nil {
 		o.outcome, o.w = OutcomeLocked, w
 	}
-	answered := false
 	defer func() {
 		if o != nil && errors.Is(context.Cause(lctx), core.ErrLockLost) {
 			o.outcome = OutcomeLockLost
 		}
 		cancel()
-		if answered && c != nil {
-			e.releaseRecording(ctx, lk, scope, c.response(rp, fingerprint))
-			return
-		}
-		// No record for a handler that panicked or failed mid-response.
 		e.release(ctx, lk, scope)
 	}()
-	answered = next(lctx, w) == nil
+	_ = next(lctx, w) // nothing to record
 	return false, nil
 }
 

@@ -60,6 +60,21 @@ var (
 	// version: damaged, written by a newer version, or not a response (500,
 	// logged as an error).
 	ErrRecordUnreadable = errors.New("reqlock: recorded response cannot be read")
+	// ErrInDoubt means an earlier request with the key lost its lock
+	// without a record, so whether its effect landed is unknown, and
+	// ReplayConfig.InDoubt is core.RefuseInDoubt (409, no Retry-After:
+	// retrying does not help until ReplayConfig.Retention ends or an
+	// operator clears the key). The Rejection also wraps core.ErrInDoubt.
+	ErrInDoubt = errors.New("reqlock: an earlier request with the key lost its lock without a record: its outcome is unknown")
+	// ErrNotCommitted means the handler ran in the store's transaction
+	// (pgstore.WithTx) and its response could not be committed with it:
+	// the commit failed (503 + Retry-After: a retry gets the response
+	// if the commit landed after all, or runs the handler again), or the
+	// response could not be recorded (500: its body outgrew
+	// ReplayConfig.MaxResponseBody, or the handler broke it off). Nothing
+	// of the handler's response went out, and its writes through the
+	// transaction were rolled back.
+	ErrNotCommitted = errors.New("reqlock: the handler's transaction did not commit")
 
 	// ErrRouteUnknown means the middleware does not know the request's
 	// route and Config.Scope is not set (500, logged as an error at most

@@ -14,6 +14,11 @@ const (
 	// The engine answered with the key's recorded response (Config.Replay).
 	OutcomeReplayed = "replayed"
 
+	// The handler ran in the store's transaction (Config.Replay on
+	// pgstore.WithTx), which did not commit, so its response did not go
+	// out: the request got a Rejection (ErrNotCommitted, 503 or 500).
+	OutcomeNotCommitted = "not_committed"
+
 	// The handler did not run: the request got a Rejection.
 	OutcomeRejected         = "rejected"             // 409: key busy, Reject mode (also with replay in flight)
 	OutcomeWaitTimeout      = "wait_timeout"         // 409: key still busy at MaxWait or the request's deadline, Wait mode
@@ -30,6 +35,7 @@ const (
 	OutcomeBodyTooLarge     = "body_too_large"       // 413: replay
 	OutcomeBodyUnreadable   = "body_unreadable"      // 400: replay
 	OutcomeRecordUnreadable = "record_unreadable"    // 500: replay
+	OutcomeInDoubt          = "in_doubt"             // 409: replay, an earlier run in doubt, RefuseInDoubt
 	OutcomeMisconfigured    = "misconfigured"        // 500: ErrInvalidConfig
 	OutcomeRouteUnknown     = "route_unknown"        // 500: ErrRouteUnknown
 )
@@ -70,6 +76,10 @@ func rejectionOutcome(rej *Rejection, mode Mode) string {
 		return OutcomeBodyUnreadable
 	case ErrRecordUnreadable:
 		return OutcomeRecordUnreadable
+	case ErrInDoubt:
+		return OutcomeInDoubt
+	case ErrNotCommitted:
+		return OutcomeNotCommitted
 	case ErrRouteUnknown:
 		return OutcomeRouteUnknown
 	}

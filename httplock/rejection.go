@@ -23,7 +23,8 @@ type Rejection struct {
 	// Reason is one of ErrKeyInvalid, ErrKeyMissing, ErrKeyTooLong,
 	// ErrKeyMisconfigured, ErrLocked, ErrLimitReached, ErrTooManyWaiters, ErrUnavailable,
 	// ErrClientGone, ErrRouteUnknown, and with replay ErrReplayMismatch, ErrBodyTooLarge,
-	// ErrBodyUnreadable, ErrRecordUnreadable or ErrInvalidConfig.
+	// ErrBodyUnreadable, ErrRecordUnreadable, ErrInDoubt, ErrNotCommitted
+	// or ErrInvalidConfig.
 	Reason error
 	// Cause is the error behind Reason, or nil.
 	Cause error
@@ -135,6 +136,13 @@ func describe(reason, cause error) (status int, code, detail string) {
 		return http.StatusBadRequest, "body_unreadable", "The request body could not be read."
 	case ErrRecordUnreadable:
 		return http.StatusInternalServerError, "record_unreadable", "The response recorded for this key cannot be read by this server."
+	case ErrInDoubt:
+		return http.StatusConflict, "in_doubt", "An earlier request with this key was interrupted, and whether it took effect is unknown. It is not run again: check its outcome, then use a new key."
+	case ErrNotCommitted:
+		if errors.Is(cause, errNotRecordable) {
+			return http.StatusInternalServerError, "not_committed", "The server could not record its answer to this request, so it undid it. Retrying will fail the same way."
+		}
+		return http.StatusServiceUnavailable, "not_committed", "The server could not commit this request's changes. Retry: you get the answer if they landed after all, or the request runs again."
 	case ErrRouteUnknown:
 		return http.StatusInternalServerError, "route_unknown", "The server's duplicate-request protection does not know this request's route."
 	case ErrInvalidConfig:

@@ -3,6 +3,8 @@ package httplock
 import (
 	"net/http"
 	"time"
+
+	"github.com/reqlock/reqlock/core"
 )
 
 // HeaderIdempotentReplayed marks a response that is a replay of the one
@@ -66,6 +68,22 @@ type ReplayConfig struct {
 	// response is replayed only to a request with the same fingerprint;
 	// another gets 422. body is the whole request body.
 	Fingerprint func(r *http.Request, body []byte) []byte
+
+	// InDoubt is what a request gets when the run before it lost its lock
+	// without a record (it crashed, paused past its lease, or the store
+	// lost the lock), so that whether its effect landed is unknown:
+	//   - core.RunAgain (the default): the handler runs again, and a
+	//     warning is logged. At least once, never silently twice.
+	//   - core.RefuseInDoubt: the handler does not run; the request gets
+	//     409 in_doubt (ErrInDoubt), and so does every request of the key
+	//     until Retention ends or an operator who settled the run clears
+	//     the key ("reqlock forget", core.Locker.ForgetRun). At most once.
+	//     It needs a store that marks runs (core.Locker.MarksRuns; every
+	//     store that keeps records does), or one that runs handlers in
+	//     its transaction (pgstore.WithTx), where no run is ever in doubt.
+	// The Locker's own core.WithDoubtPolicy(core.RefuseInDoubt) refuses
+	// too.
+	InDoubt core.DoubtPolicy
 }
 
 // DefaultRecordStatus records every status but those that say the request
@@ -109,10 +127,16 @@ type replayOpts struct {
 	maxResponse  int
 	maxRequest   int64
 	fingerprint  func(*http.Request, []byte) []byte
+	doubt        core.DoubtPolicy
 }
 
-func (c *ReplayConfig) withDefaults() (*replayOpts, error) {
+// withDefaults fills c's zero fields and checks c against l's store.
+func (c *ReplayConfig) withDefaults(l *core.Locker) (*replayOpts, error) {
 	switch {
+	case c.InDoubt != core.RunAgain && c.InDoubt != core.RefuseInDoubt:
+		return nil, badField("Replay.InDoubt", "is not core.RunAgain or core.RefuseInDoubt", nil)
+	case c.InDoubt == core.RefuseInDoubt && !l.RecordsInUnit() && !l.MarksRuns():
+		return nil, badField("Replay.InDoubt", "is core.RefuseInDoubt, and the Locker's store cannot tell a run in doubt", core.ErrNoRunMarks)
 	case c.Retention < 0:
 		return nil, negative("Replay.Retention", c.Retention)
 	case c.MaxResponseBody < 0:
@@ -126,6 +150,7 @@ func (c *ReplayConfig) withDefaults() (*replayOpts, error) {
 		maxResponse:  c.MaxResponseBody,
 		maxRequest:   c.MaxRequestBody,
 		fingerprint:  c.Fingerprint,
+		doubt:        c.InDoubt,
 	}
 	if o.retention == 0 {
 		o.retention = DefaultRetention

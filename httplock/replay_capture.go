@@ -42,6 +42,50 @@ type capture struct {
 	over     bool // the body outgrew maxBody
 	streamed bool // Flush was called
 	hijacked bool
+
+	// held: the response is held back until send, because the handler
+	// runs in the store's transaction and its answer must not go out
+	// before that commits (hold). Its headers are set on a map of its
+	// own, sent is that map as the status went out, and nothing reaches
+	// the writer beneath until send.
+	held bool
+	own  http.Header
+	sent http.Header
+}
+
+// hold makes c hold the response back until send. The handler starts from
+// the headers already on the writer (an outer middleware's).
+func (c *capture) hold() {
+	c.held = true
+	c.own = c.w.Header().Clone()
+	if c.own == nil {
+		c.own = make(http.Header)
+	}
+}
+
+// send writes the held response to the writer beneath: what the client
+// would have got at once without hold.
+func (c *capture) send() {
+	c.settle()
+	h := c.w.Header()
+	clear(h)
+	for name, vs := range c.sent {
+		h[name] = vs
+	}
+	c.w.WriteHeader(c.status)
+	if len(c.body) > 0 {
+		_, _ = c.w.Write(c.body)
+	} else if c.lazy != nil {
+		c.lazy.WriteHeaderNow()
+	}
+}
+
+// sendable reports whether the held response can go out as it is though it
+// is not recorded: its status is one RecordStatus refuses (a failure the
+// handler answered), and its body is whole.
+func (c *capture) sendable(o *replayOpts) bool {
+	c.settle()
+	return !c.over && !c.hijacked && !o.recordStatus(c.status)
 }
 
 func newCapture(w http.ResponseWriter, o *replayOpts) *capture {
@@ -77,7 +121,10 @@ func (c *capture) start(status int) {
 	}
 	c.status = status
 	c.header = make(http.Header, len(c.allow))
-	h := c.w.Header()
+	h := c.Header()
+	if c.held {
+		c.sent = h.Clone()
+	}
 	for _, name := range c.allow {
 		vs, ok := h[name]
 		switch {
@@ -98,14 +145,21 @@ func (c *capture) WriteHeaderNow() {
 		return // nothing is held back: WriteHeader sent the status
 	}
 	c.start(http.StatusOK)
-	c.lazy.WriteHeaderNow()
+	if !c.held {
+		c.lazy.WriteHeaderNow()
+	}
 }
 
 // settle is start for a handler that returned without writing: net/http
 // then sends 200 and the headers set by then (Gin its pending status).
 func (c *capture) settle() { c.start(http.StatusOK) }
 
-func (c *capture) Header() http.Header { return c.w.Header() }
+func (c *capture) Header() http.Header {
+	if c.held {
+		return c.own
+	}
+	return c.w.Header()
+}
 
 func (c *capture) WriteHeader(code int) {
 	// The headers are noted before the writer beneath sees the status: an
@@ -116,6 +170,15 @@ func (c *capture) WriteHeader(code int) {
 	if c.lazy == nil && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		c.start(code)
 	}
+	if c.held {
+		// Held: a lazy writer's status is asked for at the body; an
+		// interim status (103 Early Hints) is dropped, being about a
+		// moment that has passed by the commit.
+		if c.lazy != nil && code >= 200 {
+			c.w.WriteHeader(code)
+		}
+		return
+	}
 	c.w.WriteHeader(code)
 }
 
@@ -124,12 +187,18 @@ func (c *capture) WriteHeader(code int) {
 func (c *capture) Write(b []byte) (int, error) {
 	c.start(http.StatusOK)
 	c.keep(b)
+	if c.held {
+		return len(b), nil
+	}
 	return c.w.Write(b)
 }
 
 func (c *capture) WriteString(s string) (int, error) {
 	c.start(http.StatusOK)
 	c.keep([]byte(s))
+	if c.held {
+		return len(s), nil
+	}
 	if sw, ok := c.w.(interface{ WriteString(string) (int, error) }); ok {
 		return sw.WriteString(s)
 	}
@@ -149,8 +218,12 @@ func (c *capture) keep(b []byte) {
 
 // FlushError marks the response streamed: its client may have acted on a
 // part of it, and a replay could not stream it the same way.
+// Held, it sends nothing: nothing goes out before the commit.
 func (c *capture) FlushError() error {
 	c.start(http.StatusOK)
+	if c.held {
+		return nil
+	}
 	c.streamed = true
 	return http.NewResponseController(c.w).Flush()
 }

@@ -62,6 +62,9 @@ var Cases = []Case{
 	{"limit_rejects_when_full", limitRejectsWhenFull},
 	{"limit_wait_serves_in_turn", limitWaitServesInTurn},
 	{"limit_refused_without_permits", limitRefusedWithoutPermits},
+	{"replay_in_doubt_refused", replayInDoubtRefused},
+	{"replay_in_doubt_run_again", replayInDoubtRunAgain},
+	{"replay_clean_failure_not_in_doubt", replayCleanFailureNotInDoubt},
 }
 
 func userRoute(method, path string, cfg httplock.Config, h http.HandlerFunc) Route {

@@ -1,0 +1,166 @@
+package httplock
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/reqlock/reqlock/core"
+)
+
+// errNotRecordable is why a response held for the store's transaction
+// could not be committed with it: its status is one to record, but its
+// body outgrew the bound, or the handler broke it off.
+var errNotRecordable = errors.New("reqlock: the response could not be recorded")
+
+// runRecorded runs next under lk, a fresh lock on a key without a record,
+// and records its response: in the store's transaction when the store runs
+// one (pgstore.WithTx), else in the release's round trip, with the run
+// marked meanwhile when the store marks runs, so that a run that loses its
+// lock without a record is in doubt for the next request (InDoubt).
+func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope string, lk *core.Lock, fingerprint []byte,
+	next func(context.Context, http.ResponseWriter) error, o *observation) (bool, *Rejection) {
+	if e.cfg.Locker.RecordsInUnit() {
+		return e.runInUnit(ctx, w, scope, lk, fingerprint, next, o)
+	}
+	rp := e.replay
+	marked := e.cfg.Locker.MarksRuns()
+	if marked {
+		switch rej, failOpen := e.markRun(ctx, scope, lk); {
+		case rej != nil:
+			return false, rej
+		case failOpen:
+			if o != nil {
+				o.outcome, o.w = OutcomeFailOpen, w
+			}
+			_ = next(ctx, w) // unlocked: there is nothing to record
+			return false, nil
+		}
+	}
+	lctx, cancel := lk.WithContext(ctx)
+	c := newCapture(w, rp)
+	if o != nil {
+		o.outcome, o.w = OutcomeLocked, c
+	}
+	answered := false
+	defer func() {
+		lost := errors.Is(context.Cause(lctx), core.ErrLockLost)
+		if o != nil && lost {
+			o.outcome = OutcomeLockLost
+		}
+		cancel()
+		var resp *response
+		if answered {
+			resp = c.response(rp, fingerprint)
+		}
+		switch {
+		case resp != nil:
+			// The record takes the run's mark with it.
+			e.releaseRecording(ctx, lk, scope, resp)
+			return
+		case answered && marked && c.sendable(rp) && !lost:
+			// A failure the handler answered, which says "try again":
+			// its run left nothing in doubt.
+			lk.UnmarkRun(ctx)
+		}
+		// A panic, a response broken off, streamed or too long to
+		// record, a lock lost: the mark stays, the run is in doubt.
+		e.release(ctx, lk, scope)
+	}()
+	answered = next(lctx, c) == nil
+	return false, nil
+}
+
+// markRun marks lk's run before the handler starts (core.Lock.MarkRun). A
+// run before it in doubt is logged and run again under core.RunAgain, and
+// refused under core.RefuseInDoubt: lk is released, its mark left for the
+// next request, and the request gets ErrInDoubt. A store that fails to mark
+// is a store that fails: lk is released, and the request gets 503, or,
+// failOpen, runs unlocked.
+func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej *Rejection, failOpen bool) {
+	mctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
+	_, err := lk.MarkRun(mctx, e.replay.retention, e.replay.doubt)
+	cancel()
+	switch {
+	case err == nil:
+		return nil, false
+	case errors.Is(err, core.ErrInDoubt):
+		e.release(ctx, lk, scope)
+		return reject(ErrInDoubt, err, 0), false
+	}
+	e.release(ctx, lk, scope)
+	_, rej = e.storeFailed(ctx, scope, err)
+	return rej, rej == nil
+}
+
+// runInUnit runs next in the store's transaction (core.Lock.RecordInUnit),
+// which commits its writes through pgstore.Tx(ctx) together with the
+// response's record and the release of lk. The response is held back until
+// then: a client must not get an answer whose effect was rolled back.
+//
+// Not recorded, so rolled back: a status RecordStatus refuses (the held
+// response goes out as it is), a body over MaxResponseBody or a response
+// the handler broke off (500 not_committed), a hijacked connection, a
+// panic. A commit that failed is 503 not_committed: the retry gets the
+// response if it landed after all, or runs again.
+func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope string, lk *core.Lock, fingerprint []byte,
+	next func(context.Context, http.ResponseWriter) error, o *observation) (bool, *Rejection) {
+	rp := e.replay
+	lctx, cancel := lk.WithContext(ctx)
+	defer cancel()
+	c := newCapture(w, rp)
+	c.hold()
+	if o != nil {
+		o.outcome, o.w = OutcomeLocked, c
+	}
+	recorded := false // the commit released lk
+	defer func() {
+		if !recorded { // a panic too
+			e.release(ctx, lk, scope)
+		}
+	}()
+	ran := false
+	recorded, err := lk.RecordInUnit(lctx, rp.retention, func(uctx context.Context) []byte {
+		ran = true
+		if next(uctx, c) != nil {
+			return nil // broken off: no answer to record
+		}
+		if resp := c.response(rp, fingerprint); resp != nil {
+			return resp.encode()
+		}
+		return nil
+	})
+	if o != nil && errors.Is(context.Cause(lctx), core.ErrLockLost) {
+		o.outcome = OutcomeLockLost
+	}
+	switch {
+	case recorded:
+		c.send()
+		return false, nil
+	case c.hijacked:
+		return false, nil // the handler has the connection
+	case clientGone(ctx):
+		return false, reject(ErrClientGone, ctx.Err(), 0)
+	case err != nil && !ran:
+		// The transaction did not begin, or found the lock gone: the
+		// handler did not run, as when the store fails at the acquire.
+		e.release(ctx, lk, scope)
+		if _, rej := e.storeFailed(ctx, scope, err); rej != nil {
+			return false, rej
+		}
+		if o != nil {
+			o.outcome, o.w = OutcomeFailOpen, w
+		}
+		_ = next(ctx, w) // unlocked: there is nothing to record
+		return false, nil
+	case err != nil:
+		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: a handler's transaction did not commit; answering 503", e.cfg.Locker, err,
+			logScope, e.loggedScope(scope), logOutcome, OutcomeNotCommitted)
+		return false, reject(ErrNotCommitted, err, retryAfter(e.cfg.RetryAfter, 0))
+	case c.sendable(rp):
+		c.send() // the handler's own failure: its writes rolled back
+		return false, nil
+	}
+	return false, reject(ErrNotCommitted, errNotRecordable, 0)
+}
