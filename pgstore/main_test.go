@@ -12,6 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	runOnceChild() // a child process of records_tx_pause_test.go runs its part and exits
+	runHTTPChild() // and one of replay_tx_pause_test.go
 	pgtest.Main(m)
 }
 
