@@ -7,81 +7,44 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/reqlock/reqlock/core"
-	"github.com/reqlock/reqlock/httplock"
 )
 
 // inspect is "reqlock inspect".
 func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reqlock inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	prefix := fs.String("prefix", core.DefaultPrefix, "the Locker's key prefix (core.WithPrefix)")
-	scope := fs.String("scope", "", `the HTTP scope of KEY, e.g. "POST /orders/{id}" (httplock.LockKey); empty: KEY is the Locker's key`)
+	kf := addKeyFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the store")
-	cluster := fs.Bool("cluster", false, "REDIS_URL names a Redis Cluster")
-	var parts []string
-	fs.Func("part", "one part of a key made with httplock.Join, in order; repeat it for each part, instead of KEY", func(p string) error {
-		parts = append(parts, p)
-		return nil
-	})
 	fs.Usage = func() {
 		fmt.Fprint(stderr, inspectUsage)
 		fs.PrintDefaults()
 	}
-	keys, err := parseInterspersed(fs, args)
+	args, err := parseInterspersed(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case err != nil:
 		return exitUsage // the flag package has said why
-	case len(parts) > 0 && len(keys) > 0:
-		fmt.Fprintf(stderr, "reqlock inspect: give KEY or -part, not both (got %d arguments besides %d -part)\n", len(keys), len(parts))
-		fs.Usage()
-		return exitUsage
-	case len(parts) > 0 && slices.Contains(parts, ""):
-		// Join makes no key when a part is missing: no lock has such a key.
-		fmt.Fprintln(stderr, "reqlock inspect: a -part is empty")
-		return exitUsage
-	case len(parts) == 0 && len(keys) != 1:
-		fmt.Fprintf(stderr, "reqlock inspect: want one KEY, got %d arguments\n", len(keys))
-		fs.Usage()
-		return exitUsage
-	case len(parts) == 0 && keys[0] == "":
-		fmt.Fprintln(stderr, "reqlock inspect: KEY is empty")
-		return exitUsage
-	case strings.ContainsAny(*prefix, "{}"):
-		fmt.Fprintf(stderr, "reqlock inspect: -prefix %q must not contain '{' or '}'\n", *prefix)
-		return exitUsage
-	case *timeout <= 0:
-		fmt.Fprintln(stderr, "reqlock inspect: -timeout must be positive")
-		return exitUsage
 	}
-	var key string
-	if len(parts) > 0 {
-		key = httplock.JoinKeys(parts...)
-	} else {
-		key = keys[0]
-	}
-	if *scope != "" {
-		key = httplock.LockKey(*scope, key)
+	key, ok := kf.key(fs, args, stderr)
+	if !ok {
+		return exitUsage
 	}
 
-	st, err := openStore(getenv, *cluster, *timeout)
+	st, err := openStore(getenv, *kf.cluster, *kf.timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
 		return exitUsage
 	}
 	defer st.close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), *kf.timeout)
 	defer cancel()
-	locker := core.NewLocker(st.store, core.WithPrefix(*prefix))
+	locker := core.NewLocker(st.store, core.WithPrefix(*kf.prefix))
 	h, err := locker.Inspect(ctx, key)
 	if err != nil {
 		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from %s: %v\n", h.StoreKey, st.where, err)
@@ -100,22 +63,10 @@ func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer
 }
 
 // inspectUsage is the head of "reqlock inspect -h": how the key is found.
-const inspectUsage = `usage: reqlock inspect [flags] KEY
+var inspectUsage = `usage: reqlock inspect [flags] KEY
        reqlock inspect [flags] -part PART [-part PART ...]
 
-KEY is the raw key as the application passed it to the Locker, or, with
--scope, the raw key of an HTTP request in that scope.
-
-A route keyed with httplock.Join (the user and the Idempotency-Key, say)
-locks on its parts joined: each part as its length in bytes, a colon and
-the part, run together (httplock.JoinKeys). Give the parts in the order of
-the Join, one -part each, and the command joins them:
-
-  reqlock inspect -scope "POST /payments" -part user-42 -part pay-1
-
-is the key "7:user-425:pay-1" in the scope "POST /payments". The scope is
-the route's Config.Scope, or its method and route template.
-
+` + fmt.Sprintf(keyHelp, "inspect") + `
 ` + storeHelp + `
 `
 

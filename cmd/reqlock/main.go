@@ -2,11 +2,19 @@
 //
 //	reqlock inspect [-prefix reqlock:] [-scope "POST /orders/{id}"] [-json] [-timeout 5s] [-cluster] KEY
 //	reqlock inspect [flags] -part PART [-part PART ...]
+//	reqlock forget [flags] KEY
 //
-// prints whether KEY is held, by which instance (the Locker's WithHolder
-// label), for how long still, its last fence, how many wait in line for it,
-// and the key the store uses, which is what to look for in redis-cli. It
-// only reads: the lock, its fence and its line stay as they are.
+// inspect prints whether KEY is held, by which instance (the Locker's
+// WithHolder label), for how long still, its last fence, how many wait in
+// line for it, and the key the store uses, which is what to look for in
+// redis-cli. It only reads: the lock, its fence and its line stay as they
+// are.
+//
+// forget clears the mark of KEY's last run (core.Locker.ForgetRun): an
+// operator's word, after settling by hand a run in doubt (one that lost
+// its lock without recording its outcome), that the key may run again
+// instead of being refused (core.ErrInDoubt, 409 in_doubt). It takes the
+// flags of inspect but -json.
 //
 // KEY is the raw key, as the application passes it to the Locker; with
 // -scope, the raw key of an HTTP request, in that scope (httplock.LockKey).
@@ -67,6 +75,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	switch args[0] {
 	case "inspect":
 		return inspect(args[1:], getenv, stdout, stderr)
+	case "forget":
+		return forget(args[1:], getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -79,12 +89,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: reqlock inspect [flags] KEY
-       reqlock inspect [flags] -part PART [-part PART ...]
+       reqlock forget [flags] KEY
 
-Says who holds KEY, for how long, its last fence and how many wait for it,
-reading only.
+inspect says who holds KEY, for how long, its last fence and how many
+wait for it, reading only.
+
+forget clears the mark of KEY's last run, after you settled by hand a run
+in doubt (one that lost its lock without recording its outcome), so that
+the key runs again instead of being refused (core.ErrInDoubt, 409
+in_doubt).
 
 `+storeHelp+`
-Run "reqlock inspect -h" for the flags.
+Run "reqlock inspect -h" or "reqlock forget -h" for the flags.
 `)
 }
