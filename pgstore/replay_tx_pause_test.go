@@ -57,7 +57,7 @@ func TestReplayPausedBetweenInsertAndCommit(t *testing.T) {
 				key := fmt.Sprintf("pay-%s-%d", c.name, i)
 				firstDone := make(chan payResult, 1)
 				go func() { firstDone <- pay(t, ch.url, key) }()
-				ch.waitInserted()
+				ch.waitInserted(firstDone)
 				ch.signal(syscall.SIGSTOP)
 				retryDone := make(chan payResult, 1)
 				go func() { retryDone <- pay(t, other, key) }()
@@ -138,9 +138,13 @@ func startHTTPChild(t *testing.T, conn string, withTx bool) *httpChild {
 	return c
 }
 
-func (c *httpChild) waitInserted() {
+// waitInserted returns once the child said "inserted"; first is the
+// child's response, which comes before only when the handler failed.
+func (c *httpChild) waitInserted(first <-chan payResult) {
 	select {
 	case <-c.inserted:
+	case r := <-first:
+		c.t.Fatalf("the child answered %d %s before it inserted", r.status, r.body)
 	case <-time.After(20 * time.Second):
 		c.t.Fatal("the child never inserted")
 	}
@@ -174,6 +178,19 @@ func runHTTPChild() {
 	pool, err := pgxpool.New(ctx, c.Conn)
 	if err != nil {
 		panic(err)
+	}
+	// Connections warm before the lease starts: a cold one takes longer
+	// than the short lease under -race.
+	var conns []*pgxpool.Conn
+	for range 4 {
+		pc, err := pool.Acquire(ctx)
+		if err != nil {
+			panic(err)
+		}
+		conns = append(conns, pc)
+	}
+	for _, pc := range conns {
+		pc.Release()
 	}
 	var opts []pgstore.Option
 	if c.WithTx {
@@ -218,7 +235,7 @@ func runHTTPChild() {
 	})
 	app := frameworks.NetHTTP.Handler(nil, []httpcases.Route{{
 		Method: "POST", Path: "/pay",
-		Lock: httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 20 * time.Second, Logger: quiet,
+		Lock: httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 20 * time.Second, StoreTimeout: 10 * time.Second, Logger: quiet,
 			Replay: &httplock.ReplayConfig{InDoubt: core.RefuseInDoubt}},
 		Key:     httpcases.KeySource{Kind: httpcases.FromUserAndIdempotencyKey},
 		Handler: h,

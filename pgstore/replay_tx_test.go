@@ -119,7 +119,7 @@ func payHandler(t *testing.T, gap func(*http.Request)) http.Handler {
 func servePay(t *testing.T, fw httpcases.Framework, l *core.Locker, h http.Handler, policy core.DoubtPolicy) string {
 	return fw.Serve(t, []httpcases.Route{{
 		Method: "POST", Path: "/pay",
-		Lock: httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 20 * time.Second, Logger: httpcases.Quiet,
+		Lock: httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 20 * time.Second, StoreTimeout: 10 * time.Second, Logger: httpcases.Quiet,
 			Replay: &httplock.ReplayConfig{InDoubt: policy}},
 		Key:     httpcases.KeySource{Kind: httpcases.FromUserAndIdempotencyKey},
 		Handler: h,

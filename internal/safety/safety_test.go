@@ -76,6 +76,8 @@ var scenarios = []scenario{
 	{"http/redis-faults/sigstop", func(t *testing.T) { httpFaults(t, faultPause) }},
 	{"http/load/memory", func(t *testing.T) { httpLoad(t, "memory") }},
 	{"http/load/redis", func(t *testing.T) { httpLoad(t, "redis") }},
+	{"records/memory/paused-after-effect", effectsMemory},
+	{"records/redis/paused-after-effect", effectsRedis},
 }
 
 // noWatchdog is a Locker whose locks last their TTL: the watchdog would

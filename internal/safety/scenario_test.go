@@ -313,6 +313,9 @@ func writeTable(t *testing.T) {
 	if len(httpTable.rows) > 0 {
 		text += "\n" + formatHTTPTable(httpTable.rows)
 	}
+	if len(effectsRows) > 0 {
+		text += "\n" + EffectsTable(effectsRows)
+	}
 	table.mu.Unlock()
 	path := os.Getenv(TableEnv)
 	if path == "" {
