@@ -104,6 +104,11 @@
 //	key in flight, Wait mode                       waits, then the first response, replayed
 //	                                               (one not recorded: the waiter runs)
 //	request body over MaxRequestBody               413 problem+json
+//	an earlier run lost its lock without a record  its outcome is unknown: the handler runs again
+//	                                               (ReplayConfig.InDoubt core.RunAgain, the default),
+//	                                               or 409 in_doubt, no Retry-After (core.RefuseInDoubt)
+//	pgstore.WithTx: the handler's transaction      503 not_committed + Retry-After; 500 not_committed
+//	did not commit / its response is unrecordable  when the response could not be recorded
 //
 // The fingerprint is method, path, query and body (DefaultFingerprint). A
 // record is scoped like the lock, by method and route unless Config.Scope
@@ -122,6 +127,16 @@
 // The record is written only while the lock's token still holds the key, so
 // a holder that paused past its lease cannot overwrite the record of the one
 // that followed it.
+//
+// How many times a handler's effect lands: on a pgstore made WithTx the
+// handler runs in the store's transaction (pgstore.Tx(r.Context())), which
+// commits its writes, its response's record and the release together;
+// the response is held back until that commit, so a client never gets an
+// answer whose writes were rolled back: exactly once. Elsewhere, the store
+// marks each run, and a run that lost its lock without a record (a crash, a
+// pause past its lease) leaves its outcome unknown: the next request runs
+// again, at least once, or is refused (ReplayConfig.InDoubt), at most once,
+// until the retention ends or an operator clears the key (reqlock forget).
 //
 // Records are scoped like locks: key a route with replay by the user and
 // the Idempotency-Key, Join(FromContext(userKey{}), IdempotencyKey()), so
@@ -149,8 +164,8 @@
 // wait_timeout, limit_reached, limit_wait_timeout (a full key, Config.Limit),
 // too_many_waiters, unavailable, client_gone, key_missing,
 // key_invalid, key_too_long, key_misconfigured, fingerprint_mismatch,
-// body_too_large, body_unreadable, record_unreadable, misconfigured,
-// route_unknown. The request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,
+// body_too_large, body_unreadable, record_unreadable, in_doubt,
+// not_committed, misconfigured, route_unknown. The request's span (otelhttp's, otelgin's, otelecho's) gets reqlock.outcome,
 // and the event reqlock.rejected when the handler did not run. No key, and
 // no hash of one, is ever an attribute; see Config.Telemetry for the scope.
 // Log lines carry reqlock.scope, reqlock.outcome or reqlock.reason, and

@@ -28,6 +28,7 @@ func ReplayOptions(locker *core.Locker) func(http.Handler) http.Handler {
 				f := sha256.Sum256([]byte(httplock.JoinKeys(r.Method, r.URL.Path, string(b[:]))))
 				return f[:]
 			},
+			InDoubt: core.RunAgain, // after a run that lost its lock without a record; or core.RefuseInDoubt
 		},
 	})
 	return payOnce
