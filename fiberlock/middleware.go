@@ -73,6 +73,12 @@ func New(cfg httplock.Config) fiber.Handler {
 				c.SetContext(ctx)
 				defer c.SetContext(orig)
 			}
+			if hw != http.ResponseWriter(w) {
+				// Replay: the engine may yet answer with a rejection
+				// instead of the handler's response (the store's
+				// transaction did not commit), which fasthttp holds.
+				w.keepHeaders()
+			}
 			chainErr = c.Next()
 			if hw == http.ResponseWriter(w) {
 				return chainErr
@@ -90,6 +96,7 @@ func New(cfg httplock.Config) fiber.Handler {
 		})
 		switch {
 		case rej != nil:
+			w.undo() // a response of the handler's, if any, is not the answer
 			cfg.Respond(w, req, rej)
 			return nil
 		case replayed:

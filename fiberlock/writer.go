@@ -22,6 +22,30 @@ type writer struct {
 	// (the handler's, passed through the replay's recording writer): they
 	// are only noted by the writer above.
 	held bool
+	// before are resp's headers before the handler ran (keepHeaders), for
+	// undo.
+	before *fasthttp.ResponseHeader
+}
+
+// keepHeaders notes resp's headers (outer middleware's) before the
+// handler runs, so that undo can go back to them.
+func (w *writer) keepHeaders() {
+	w.before = new(fasthttp.ResponseHeader)
+	w.resp.Header.CopyTo(w.before)
+}
+
+// undo takes the handler's response out of resp, which fasthttp holds
+// until the chain returns, when the engine answers with a rejection after
+// the handler ran (under pgstore.WithTx, a transaction that did not
+// commit): its status, headers and body must not reach the client.
+func (w *writer) undo() {
+	if !w.held {
+		return
+	}
+	w.held, w.wrote, w.header, w.sent = false, false, nil, nil
+	w.resp.ResetBody()
+	w.before.CopyTo(&w.resp.Header)
+	w.resp.SetStatusCode(http.StatusOK)
 }
 
 // Status is the status of the response, for telemetry.
