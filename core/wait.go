@@ -241,25 +241,35 @@ func (l *Locker) awaitTurn(ctx context.Context, q *waitQueue, gaveUp func() erro
 		return l.retry(), nil
 	default:
 	}
-	p := planOf(l.retry())
-	var limit <-chan time.Time
-	if d, ok := p.budget(); ok {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		limit = t.C
+	p := newPlan(l.retry(), time.Now())
+	due, counted := p.next()
+	t := time.NewTimer(time.Until(due))
+	defer t.Stop()
+	limit := t.C
+	if !counted {
+		limit = nil
 	}
-	start := time.Now()
-	select {
-	case q.turn <- struct{}{}:
-		p.spend(time.Since(start))
-		return p, nil
-	case <-limit:
-		if err := gaveUp(); errors.Is(err, ErrNotObtained) {
-			return nil, err
+	for {
+		select {
+		case q.turn <- struct{}{}:
+			return p.turn(time.Now(), l.retry()), nil
+		case <-limit:
+			if !p.stop {
+				// The policy has waits left: count the next of them.
+				due, counted = p.next()
+				t.Reset(time.Until(due))
+				if !counted {
+					limit = nil
+				}
+				continue
+			}
+			if err := gaveUp(); errors.Is(err, ErrNotObtained) {
+				return nil, err
+			}
+			return nil, taken
+		case <-ctx.Done():
+			return nil, gaveUp()
 		}
-		return nil, taken
-	case <-ctx.Done():
-		return nil, gaveUp()
 	}
 }
 
