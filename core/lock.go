@@ -264,14 +264,17 @@ func (lk *Lock) markLost() bool {
 		return false
 	}
 	lk.lost = true
-	if lk.lostCh != nil {
-		close(lk.lostCh)
-	}
+	lostCh := lk.lostCh
 	callbacks := lk.onLost
 	lk.onLost = nil
 	lk.mu.Unlock()
+	// The contexts end before Lost closes: whoever sees Lost finds them
+	// ended with ErrLockLost.
 	for _, f := range callbacks {
 		f()
+	}
+	if lostCh != nil {
+		close(lostCh)
 	}
 	return true
 }
