@@ -63,8 +63,9 @@
 //   - LISTEN needs a session connection. Behind a transaction pooler
 //     (PgBouncer in transaction mode) give the store a pool that connects
 //     to Postgres directly, or to a session-mode pool: the waiters' wake-ups
-//     go through one connection per Locker, taken out of the pool (made by
-//     its hooks) and held for as long as it has waiters. Without one
+//     go through one connection per Locker, opened as the pool opens its
+//     own (its hooks), or taken out of the pool when none can be opened,
+//     and held for as long as it has waiters. Without one
 //     waiters still get the lock, by polling, from their first wait on.
 //   - Any default_transaction_isolation works: the functions need READ
 //     COMMITTED, and once a statement fails as a serialization failure the

@@ -24,9 +24,10 @@ const (
 	probeTimeout = 3 * time.Second
 )
 
-// subscription is one Locker's LISTEN connection: a connection taken out
-// of the pool for good (made as the pool makes its connections, with its
-// hooks), on which it listens to its instance's channel. A lost connection wakes every waiter (they fall back to their
+// subscription is one Locker's LISTEN connection: a connection of its own,
+// made as the pool makes its connections (with its hooks), or, when none
+// can be opened, one taken out of the pool for good, on which it listens
+// to its instance's channel. A lost connection wakes every waiter (they fall back to their
 // backoff), is opened again by itself, and wakes every waiter once more
 // when it listens again: what was notified meanwhile is lost.
 type subscription struct {
@@ -159,9 +160,9 @@ func (sub *subscription) listen(ctx context.Context, run *listenRun) {
 	}
 }
 
-// acquireTimeout bounds the wait for a connection of the pool to listen
-// on: a pool that is all in use has none to spare, and the waiters poll
-// meanwhile.
+// acquireTimeout bounds the wait for a connection to listen on, opened or
+// taken from the pool: a pool that is all in use has none to spare, and
+// the waiters poll meanwhile.
 const acquireTimeout = time.Second
 
 // open takes a connection out of the pool, for good, and listens on it.
@@ -169,13 +170,18 @@ const acquireTimeout = time.Second
 // and AfterConnect hooks, a password from a function), and it counts no
 // longer against the pool's size once taken.
 func (sub *subscription) open(ctx context.Context) (*pgx.Conn, error) {
-	actx, cancel := context.WithTimeout(ctx, acquireTimeout)
-	pc, err := sub.store.pool.Acquire(actx)
-	cancel()
+	conn, err := sub.dial(ctx)
 	if err != nil {
-		return nil, err
+		// No new connection to be had (max_connections, a proxy that
+		// refuses): listen on one of the pool's, taken out of it for good.
+		actx, cancel := context.WithTimeout(ctx, acquireTimeout)
+		pc, perr := sub.store.pool.Acquire(actx)
+		cancel()
+		if perr != nil {
+			return nil, perr
+		}
+		conn = pc.Hijack()
 	}
-	conn := pc.Hijack()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// A channel name is an identifier, which cannot be a parameter: it is
@@ -183,6 +189,34 @@ func (sub *subscription) open(ctx context.Context) (*pgx.Conn, error) {
 	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{sub.channel}.Sanitize()); err != nil {
 		closeConn(conn)
 		return nil, err
+	}
+	return conn, nil
+}
+
+// dial opens a connection of the subscription's own, as the pool opens
+// its own (its BeforeConnect and AfterConnect hooks: a host from service
+// discovery, a short-lived password), so that listening takes none of
+// the connections the pool keeps idle: a waiter's next attempt would
+// otherwise wait for the pool to open one, past what its policy says.
+func (sub *subscription) dial(ctx context.Context) (*pgx.Conn, error) {
+	cfg := sub.store.pool.Config()
+	cc := cfg.ConnConfig.Copy()
+	dctx, cancel := context.WithTimeout(ctx, acquireTimeout)
+	defer cancel()
+	if cfg.BeforeConnect != nil {
+		if err := cfg.BeforeConnect(dctx, cc); err != nil {
+			return nil, err
+		}
+	}
+	conn, err := pgx.ConnectConfig(dctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AfterConnect != nil {
+		if err := cfg.AfterConnect(dctx, conn); err != nil {
+			closeConn(conn)
+			return nil, err
+		}
 	}
 	return conn, nil
 }
