@@ -22,13 +22,14 @@ const childLife = 2 * time.Minute
 
 type childConfig struct {
 	Name     string        `json:"name"`
+	Key      string        `json:"key"`
 	TTL      time.Duration `json:"ttl"`
 	Addrs    []string      `json:"addrs"`
 	Register string        `json:"register"`
 }
 
 // Child makes this process an instance when the parent started it as one
-// (Spawn): it leads Key with a Locker over the store that newStore builds
+// (Spawn): it leads the run's key with a Locker over the store that newStore builds
 // from the parent's addresses, writing its events to stdout, until it is
 // killed, and then reports true. In any other process it returns false at
 // once. A test that spawns children calls it first thing.
@@ -48,7 +49,7 @@ func Child(newStore func(addrs []string) (core.Store, func())) bool {
 	out := &jsonLines{enc: json.NewEncoder(os.Stdout)}
 	ctx, cancel := context.WithTimeout(context.Background(), childLife)
 	defer cancel()
-	_ = l.Lead(ctx, Key, Work(c.Name, newRemote(c.Register), out.emit))
+	_ = l.Lead(ctx, c.Key, Work(c.Name, newRemote(c.Register), out.emit))
 	return true
 }
 
@@ -76,7 +77,7 @@ func (r *Run) Spawn(name string, addrs []string) Instance {
 		r.serving = base
 		t.Cleanup(stop)
 	}
-	b, _ := json.Marshal(childConfig{Name: name, TTL: r.TTL, Addrs: addrs, Register: r.serving})
+	b, _ := json.Marshal(childConfig{Name: name, Key: r.Key, TTL: r.TTL, Addrs: addrs, Register: r.serving})
 	cmd := exec.Command(os.Args[0], "-test.run="+runPattern(t.Name()), "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	cmd.Stderr = os.Stderr

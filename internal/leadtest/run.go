@@ -25,7 +25,7 @@ type Fault int
 const (
 	Kill  Fault = iota // Instance.Kill
 	Pause              // Instance.Pause for two leases
-	Hold               // the instance's store link holds its bytes for two leases, then delivers them late (StartLinked)
+	Hold               // the instance's store link holds its bytes for two leases, then delivers them late (StartLinked; StartLocal: its gate)
 )
 
 func (f Fault) String() string { return [...]string{"kill", "pause", "hold the link of"}[f] }
@@ -35,6 +35,7 @@ type Run struct {
 	t   testing.TB
 	TTL time.Duration
 	Reg *Register
+	Key string // the key the instances lead: Key, and the test's name
 
 	mu      sync.Mutex
 	events  []Event
@@ -55,7 +56,7 @@ type applied struct {
 
 // NewRun returns a run whose leases last ttl.
 func NewRun(t testing.TB, ttl time.Duration) *Run {
-	return &Run{t: t, TTL: ttl, Reg: &Register{}, changed: make(chan struct{})}
+	return &Run{t: t, TTL: ttl, Reg: &Register{}, Key: Key + ":" + t.Name(), changed: make(chan struct{})}
 }
 
 // Add records an event of any instance.
@@ -118,9 +119,9 @@ func (r *Run) Drive(insts []Instance, faults ...Fault) {
 		case Kill:
 			in.Kill()
 		case Pause, Hold:
-			l, linked := in.(*local)
-			if f == Hold && (!linked || l.link == nil) {
-				r.t.Fatalf("%s has no link to hold: start it with StartLinked", who)
+			l, isLocal := in.(*local)
+			if f == Hold && !isLocal {
+				r.t.Fatalf("%s has no link to hold: start it with StartLinked or StartLocal", who)
 			}
 			paused.Add(1)
 			go func() {

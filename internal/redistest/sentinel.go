@@ -82,10 +82,22 @@ func (s *Sentinel) waitFor(ctx context.Context, what string, cond func() bool) {
 
 // FailoverOptions are the options tests use for a failover client of s.
 func (s *Sentinel) FailoverOptions() *redis.FailoverOptions {
+	return FailoverOptions(s.SentinelAddrs())
+}
+
+// SentinelAddrs are the sentinels' addresses.
+func (s *Sentinel) SentinelAddrs() []string {
 	addrs := make([]string, len(s.Sentinels))
 	for i, sn := range s.Sentinels {
 		addrs[i] = sn.Addr
 	}
+	return addrs
+}
+
+// FailoverOptions are the options of a failover client of the master
+// StartSentinel's sentinels at addrs monitor, for a process that has only
+// their addresses.
+func FailoverOptions(addrs []string) *redis.FailoverOptions {
 	return &redis.FailoverOptions{
 		MasterName:            MasterName,
 		SentinelAddrs:         addrs,

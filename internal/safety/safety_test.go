@@ -61,10 +61,7 @@ var scenarios = []scenario{
 	{"broken/acquire-ignores-NX", brokenIgnoresNX},
 	{"broken/release-without-token-check", brokenBlindRelease},
 	{"broken/watchdog-trusts-too-long", brokenInflatedValidity},
-	{"lead/memory/link-stalled-then-cut", leadMemory},
-	{"lead/redis/link-held-then-cut", leadLinkHeld},
-	{"lead/redis/sigstop-then-kill", func(t *testing.T) { leadProcesses(t, "redis", 1) }},
-	{"lead/redlock/sigstop-then-kill", func(t *testing.T) { leadProcesses(t, "redlock", 3) }},
+	{"lead", leadRows}, // every store: the leader killed, paused, its link held
 	{"http/hostile-keys/memory", func(t *testing.T) { httpHostile(t, "memory") }},
 	{"http/hostile-keys/redis", func(t *testing.T) { httpHostile(t, "redis") }},
 	{"http/distinct-key-flood/memory", func(t *testing.T) { httpDistinctFlood(t, "memory") }},
