@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reqlock/reqlock/internal/etcdtest"
+	"github.com/reqlock/reqlock/internal/leadtest"
 	"github.com/reqlock/reqlock/internal/permittest"
 	"go.uber.org/goleak"
 )
@@ -20,6 +21,10 @@ func TestMain(m *testing.M) {
 	if permittest.Child(semChildStore) {
 		// A holder process of the semaphore's rows (safety_semaphore_test.go).
 		os.Exit(0)
+	}
+	if leadtest.IsChild() {
+		// An instance of lead_test.go: it needs no member of its own.
+		os.Exit(m.Run())
 	}
 	mt := &etcdtest.Main{}
 	exampleEndpoints = etcdtest.Start(mt).Endpoints()

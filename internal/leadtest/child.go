@@ -53,6 +53,10 @@ func Child(newStore func(addrs []string) (core.Store, func())) bool {
 	return true
 }
 
+// IsChild reports whether this process is a child instance (Spawn), so
+// that a TestMain can skip the set-up only the parent needs.
+func IsChild() bool { return os.Getenv(childEnv) != "" }
+
 // proc is a child instance.
 type proc struct {
 	name string
