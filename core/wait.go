@@ -207,7 +207,18 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 		joined = joined || inLine
 		sentInLine.Store(joined)
 		sent := time.Now()
-		lk, record, err := l.attempt(ctx, key, skey, withRecord, waiter)
+		var lk *Lock
+		var record []byte
+		var err error
+		if inLine {
+			var gone bool
+			if lk, record, err, gone = l.attemptInLine(ctx, key, skey, withRecord, waiter, waker); gone {
+				joined = false // the attempt's own clean-up leaves the line
+				return nil, nil, gaveUp()
+			}
+		} else {
+			lk, record, err = l.attempt(ctx, key, skey, withRecord, waiter)
+		}
 		if err == nil {
 			got = lk != nil
 			return lk, record, nil
@@ -271,6 +282,47 @@ func (l *Locker) awaitTurn(ctx context.Context, q *waitQueue, gaveUp func() erro
 			return nil, gaveUp()
 		}
 	}
+}
+
+// attemptInLine is attempt for a waiter in the store's line. When ctx
+// ends while the attempt is on its way, the caller gets gone at once, but
+// the attempt is not cut short: cut short, its outcome is unknown, and a
+// client that gives up on a command drops its connection (pgx, go-redis),
+// so that the clean-up would first wait for a new one, maybe for longer
+// than a hand-off, while a lock handed to the waiter stays with nobody.
+// It answers instead, within a detached release's bound, over the
+// connection it has; then what it took is released (and so handed on) and
+// the waiter leaves the line, at once.
+func (l *Locker) attemptInLine(ctx context.Context, key, skey string, withRecord bool, waiter string, w store.Waker) (lk *Lock, record []byte, err error, gone bool) {
+	type answer struct {
+		lk     *Lock
+		record []byte
+		err    error
+	}
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	answered := make(chan answer, 1)
+	go func() {
+		lk, record, err := l.attempt(actx, key, skey, withRecord, waiter)
+		answered <- answer{lk, record, err}
+	}()
+	select {
+	case a := <-answered:
+		cancel()
+		return a.lk, a.record, a.err, false
+	case <-ctx.Done():
+	}
+	bound := time.AfterFunc(l.releaseTimeout(), cancel)
+	go func() {
+		a := <-answered
+		bound.Stop()
+		cancel()
+		if a.lk != nil {
+			_ = a.lk.ReleaseDetached(ctx) // taken out of line by the grant; the release hands it on
+			return
+		}
+		l.leaveLine(ctx, w, skey, waiter)
+	}()
+	return nil, nil, nil, true
 }
 
 // refusal is a waiter's last attempt in line that the store turned away.
