@@ -28,8 +28,11 @@ func failedReleaseRetried(e *Env) {
 		if r.Err == nil && r.Status == http.StatusOK {
 			break
 		}
-		if r.Err != nil || r.Status != http.StatusConflict {
-			e.T.Fatalf("got %d %v %s, want 409 or 200", r.Status, r.Err, r.Body)
+		// 503 too, for a moment: the store is back, but the connections
+		// the stall broke are being made again, and a slow machine may
+		// take longer than StoreTimeout to make one.
+		if r.Err != nil || r.Status != http.StatusConflict && r.Status != http.StatusServiceUnavailable {
+			e.T.Fatalf("got %d %v %s, want 409, 503 or 200", r.Status, r.Err, r.Body)
 		}
 		if time.Since(back) > 2*time.Second {
 			e.T.Fatalf("key still held %v after the store came back (lease %v): the failed release was not retried", time.Since(back), lease)
