@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -15,36 +13,14 @@ import (
 // settled by hand, so that the key runs (or replays) again instead of
 // answering core.ErrInDoubt or 409 in_doubt.
 func forget(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reqlock forget", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kf := addKeyFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, forgetUsage)
-		fs.PrintDefaults()
+	c, code := startKeyCommand("forget", forgetUsage, args, getenv, stderr, nil)
+	if c == nil {
+		return code
 	}
-	args, err := parseInterspersed(fs, args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case err != nil:
-		return exitUsage // the flag package has said why
-	}
-	key, ok := kf.key(fs, args, stderr)
-	if !ok {
-		return exitUsage
-	}
-	st, err := openStore(getenv, *kf.cluster, *kf.timeout)
-	if err != nil {
-		fmt.Fprintf(stderr, "reqlock forget: %v\n", err)
-		return exitUsage
-	}
-	defer st.close()
-
-	ctx, cancel := context.WithTimeout(context.Background(), *kf.timeout)
-	defer cancel()
-	locker := core.NewLocker(st.store, core.WithPrefix(*kf.prefix))
-	skey, _ := locker.StoreKey(key)
-	switch err := locker.ForgetRun(ctx, key); {
+	defer c.close()
+	st := c.st
+	skey, _ := c.locker.StoreKey(c.key)
+	switch err := c.locker.ForgetRun(c.ctx, c.key); {
 	case errors.Is(err, core.ErrNoRunMarks):
 		fmt.Fprintf(stderr, "reqlock forget: %s keeps no records, so no run on it is ever in doubt: nothing to forget\n", st.where)
 		return exitUsage
@@ -52,7 +28,7 @@ func forget(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "reqlock forget: cannot clear the run mark of %s on %s: %v\n", skey, st.where, err)
 		return exitStore
 	}
-	_, err = fmt.Fprintf(stdout, "cleared  the run mark of %s, if it had one: the next run of the key goes ahead\n", skey)
+	_, err := fmt.Fprintf(stdout, "cleared  the run mark of %s, if it had one: the next run of the key goes ahead\n", skey)
 	if err != nil {
 		return exitStore
 	}

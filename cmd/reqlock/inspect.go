@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,37 +13,16 @@ import (
 
 // inspect is "reqlock inspect".
 func inspect(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reqlock inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kf := addKeyFlags(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, inspectUsage)
-		fs.PrintDefaults()
+	var asJSON *bool
+	c, code := startKeyCommand("inspect", inspectUsage, args, getenv, stderr, func(fs *flag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print one JSON object")
+	})
+	if c == nil {
+		return code
 	}
-	args, err := parseInterspersed(fs, args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case err != nil:
-		return exitUsage // the flag package has said why
-	}
-	key, ok := kf.key(fs, args, stderr)
-	if !ok {
-		return exitUsage
-	}
-
-	st, err := openStore(getenv, *kf.cluster, *kf.timeout)
-	if err != nil {
-		fmt.Fprintf(stderr, "reqlock inspect: %v\n", err)
-		return exitUsage
-	}
-	defer st.close()
-
-	ctx, cancel := context.WithTimeout(context.Background(), *kf.timeout)
-	defer cancel()
-	locker := core.NewLocker(st.store, core.WithPrefix(*kf.prefix))
-	h, err := locker.Inspect(ctx, key)
+	defer c.close()
+	st := c.st
+	h, err := c.locker.Inspect(c.ctx, c.key)
 	if err != nil {
 		fmt.Fprintf(stderr, "reqlock inspect: cannot read %s from %s: %v\n", h.StoreKey, st.where, err)
 		return exitStore
