@@ -43,7 +43,7 @@ func benchUnary(b *testing.B, l *core.Locker) {
 			b.Fatal(err)
 		}
 	}
-	newLock := func(cfg connectlock.Config) *connectlock.Interceptor {
+	newLock := func(cfg httplock.Config) *connectlock.Interceptor {
 		lock, err := connectlock.NewInterceptor(cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -53,7 +53,7 @@ func benchUnary(b *testing.B, l *core.Locker) {
 	b.Run("direct", func(b *testing.B) {
 		// A request made outside a handler has no procedure: the scope is
 		// given, as the one a handler's call would have.
-		lock := newLock(connectlock.Config{Locker: l, Key: connectlock.FromHeader(rpccases.KeyHeaderName),
+		lock := newLock(httplock.Config{Locker: l, Key: httplock.FromHeader(rpccases.KeyHeaderName),
 			Scope: rpccases.UnaryMethod, Logger: rpccases.Quiet})
 		bare := connect.UnaryFunc(func(_ context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			return connect.NewResponse(wrapperspb.String(req.Any().(*wrapperspb.StringValue).GetValue())), nil
@@ -71,7 +71,7 @@ func benchUnary(b *testing.B, l *core.Locker) {
 		interleave(b, cycle, call(bare), call(locked))
 	})
 	b.Run("loopback", func(b *testing.B) {
-		lock := newLock(connectlock.Config{Locker: l, Key: connectlock.FromHeader(rpccases.KeyHeaderName), Logger: rpccases.Quiet})
+		lock := newLock(httplock.Config{Locker: l, Key: httplock.FromHeader(rpccases.KeyHeaderName), Logger: rpccases.Quiet})
 		client := func(opts ...connect.HandlerOption) func() {
 			srv := httptest.NewServer(echoHandlers(rpccases.Handlers{}, opts...))
 			b.Cleanup(srv.Close)

@@ -29,36 +29,6 @@ func adapter(opts ...connect.ClientOption) rpccases.Adapter {
 	}}
 }
 
-// keyFunc is the key function a case names.
-func keyFunc(k rpccases.KeySource) connectlock.KeyFunc {
-	header := connectlock.FromHeader(rpccases.KeyHeaderName)
-	user := connectlock.FromContext(rpccases.UserKey{})
-	switch k {
-	case rpccases.KeyUser:
-		return user
-	case rpccases.KeyRequest:
-		return connectlock.FromRequest(func(_ context.Context, req any) (string, error) {
-			return rpccases.RequestKey(req.(*wrapperspb.StringValue).GetValue())
-		})
-	case rpccases.KeyUserHeader:
-		return connectlock.Join(user, header)
-	}
-	return header
-}
-
-// lockConfig is the case's Config as connectlock's.
-func lockConfig(c rpccases.Config) connectlock.Config {
-	cfg := connectlock.Config{
-		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, Limit: c.Limit, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
-		StoreTimeout: c.StoreTimeout, FailOpen: c.FailOpen, KeyRequired: c.KeyRequired,
-		Telemetry: c.Telemetry, Logger: c.Logger,
-	}
-	if c.Replay {
-		cfg.Replay = &connectlock.ReplayConfig{}
-	}
-	return cfg
-}
-
 // echoHandlers are the cases' service as Connect handlers, with opts.
 func echoHandlers(h rpccases.Handlers, opts ...connect.HandlerOption) *http.ServeMux {
 	unary := h.Unary
@@ -87,7 +57,7 @@ func echoHandlers(h rpccases.Handlers, opts ...connect.HandlerOption) *http.Serv
 
 func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers, opts ...connect.ClientOption) rpccases.Client {
 	t.Helper()
-	lock, err := connectlock.NewInterceptor(lockConfig(c))
+	lock, err := connectlock.NewInterceptor(c.HTTPLock())
 	if err != nil {
 		t.Fatal(err)
 	}

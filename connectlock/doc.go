@@ -6,20 +6,23 @@
 // CodeUnknown a 409 from HTTP middleware turns into), and with Replay a
 // unary retry gets the first call's response instead of running again.
 //
-//	lock, err := connectlock.NewInterceptor(connectlock.Config{
+//	lock, err := connectlock.NewInterceptor(httplock.Config{
 //		Locker: locker,
-//		Key:    connectlock.FromContext(userKey{}), // one call per user
+//		Key:    httplock.FromContext(userKey{}), // one call per user
 //	})
 //	mux.Handle(ordersv1connect.NewOrdersHandler(srv,
 //		connect.WithRecover(onPanic), connect.WithInterceptors(auth, lock)))
 //
-// Keys come from the request header (FromHeader: a client-chosen
-// idempotency key), from a value your auth interceptor put on the context
-// (FromContext: who the user is), from the request message (FromRequest),
-// or several of them joined (Join). The lock scope is the procedure
-// ("/pkg.Service/Method") unless Config.Scope says otherwise; keys are
-// hashed with it, so no user text reaches the store as is. A key longer
-// than httplock.MaxKeyLen bytes is refused.
+// The interceptors take httplock.Config and httplock's key functions as
+// they are: FromHeader and IdempotencyKey read the request header (a
+// client-chosen idempotency key), FromContext a value your auth interceptor
+// put on the context (who the user is), FromMessage the request message,
+// and Join several of them. The settings only an HTTP response has
+// (Respond, WaitBodyLimit, Replay's RecordStatus, Headers, MaxRequestBody
+// and Fingerprint) are refused by name. The lock scope is the procedure ("/pkg.Service/Method")
+// unless Config.Scope says otherwise; keys are hashed with it, so no user
+// text reaches the store as is. A key longer than httplock.MaxKeyLen bytes
+// is refused.
 //
 // A call that does not reach its handler gets an error (Error builds it)
 // whose message is safe to show a client:
@@ -31,11 +34,14 @@
 //	store down or too slow (fail-closed, the default)   CodeUnavailable + RetryInfo
 //	store down with FailOpen                            the handler runs, unlocked
 //	key given twice or empty, too long, or missing      CodeInvalidArgument
-//	  with KeyRequired; an error from FromRequest's func
+//	  with KeyRequired; an error from FromMessage's func
 //	the key reused for another request (Replay)         CodeFailedPrecondition
+//	an earlier call in doubt (Replay, RefuseInDoubt)    CodeFailedPrecondition
+//	the handler's transaction did not commit            CodeUnavailable + RetryInfo
+//	  (Replay on pgstore.WithTx)
 //	key misconfigured (no context value with            CodeInternal, logged by the engine
 //	  KeyRequired, a value of an unusable type,
-//	  FromRequest on a stream)
+//	  FromMessage on a stream)
 //	client gone while waiting                           CodeCanceled
 //
 // RetryInfo's delay is the engine's Retry-After hint: one second, in whole

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqlock/reqlock/connectlock"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -30,11 +31,11 @@ func Example_chain() {
 		return connect.NewResponse(req.Msg), nil
 	}
 
-	lock, err := connectlock.NewInterceptor(connectlock.Config{
+	lock, err := connectlock.NewInterceptor(httplock.Config{
 		Locker:      locker,
-		Key:         connectlock.Join(connectlock.FromContext(userKey{}), connectlock.FromHeader("Idempotency-Key")),
+		Key:         httplock.Join(httplock.FromContext(userKey{}), httplock.FromHeader("Idempotency-Key")),
 		KeyRequired: true,
-		Replay:      &connectlock.ReplayConfig{},
+		Replay:      &httplock.ReplayConfig{},
 	})
 	if err != nil {
 		panic(err) // wraps httplock.ErrInvalidConfig

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqlock/reqlock/connectlock"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -19,10 +20,10 @@ import (
 // refused.
 func Example() {
 	locker := core.NewLocker(memorystore.New()) // redisstore.New(client) across instances
-	lock, err := connectlock.NewInterceptor(connectlock.Config{
+	lock, err := connectlock.NewInterceptor(httplock.Config{
 		Locker: locker,
-		Key:    connectlock.FromHeader("Idempotency-Key"),
-		Replay: &connectlock.ReplayConfig{},
+		Key:    httplock.FromHeader("Idempotency-Key"),
+		Replay: &httplock.ReplayConfig{},
 	})
 	if err != nil {
 		panic(err)

@@ -25,13 +25,14 @@ func (i *Interceptor) replaying(next connect.UnaryFunc) connect.UnaryFunc {
 			return next(ctx, req)
 		}
 		procedure := req.Spec().Procedure
-		key, kerr := i.cfg.Key(ctx, req.Header(), req.Any())
+		key, kerr := i.unary.CallKey(ctx, header(req.Header()), req.Any())
+		scope := i.unary.CallScope(procedure)
 		// A request that is no protobuf message has no fingerprint: the
 		// engine answers CodeInternal and logs it.
 		fp, _ := rpcreplay.Fingerprint(procedure, req.Any())
 		var resp connect.AnyResponse
 		var err error
-		rec, replayed, rej := i.unary.ServeRecorded(ctx, i.cfg.scope(procedure), key, kerr, fp, func(ctx context.Context) ([]byte, error) {
+		rec, replayed, rej := i.unary.ServeRecorded(ctx, scope, key, kerr, fp, func(ctx context.Context) ([]byte, error) {
 			if resp, err = next(ctx, req); err != nil {
 				return nil, err // an error is not recorded
 			}
@@ -45,7 +46,7 @@ func (i *Interceptor) replaying(next connect.UnaryFunc) connect.UnaryFunc {
 		}
 		m, derr := rpcreplay.Decode(rec)
 		if derr != nil {
-			logger.ErrorContext(ctx, "reqlock: a key's recorded response cannot be read; answering CodeInternal", "error", derr, "reqlock.scope", i.cfg.scope(procedure))
+			logger.ErrorContext(ctx, "reqlock: a key's recorded response cannot be read; answering CodeInternal", "error", derr, "reqlock.scope", scope)
 			return nil, connect.NewError(connect.CodeInternal, errRecordUnreadable)
 		}
 		res := connect.NewResponse(&replayedMessage{m})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/grpclock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/rpccases"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkUnary(b *testing.B) {
 }
 
 func benchUnary(b *testing.B, l *core.Locker) {
-	icpt := grpclock.UnaryServerInterceptor(grpclock.Config{Locker: l, Key: grpclock.FromMetadata("x-key"), Logger: quiet})
+	icpt := grpclock.UnaryServerInterceptor(httplock.Config{Locker: l, Key: httplock.FromHeader("x-key"), Logger: quiet})
 	ctx := context.Background()
 	cycle := func() {
 		lk, err := l.TryObtain(ctx, "/grpc.health.v1.Health/Check alice")

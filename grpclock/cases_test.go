@@ -24,23 +24,6 @@ func TestCases(t *testing.T) { rpccases.Run(t, adapter) }
 
 var adapter = rpccases.Adapter{Name: "grpc", Serve: serveCases}
 
-// keyFunc is the key function a case names.
-func keyFunc(k rpccases.KeySource) grpclock.KeyFunc {
-	header := grpclock.FromMetadata(rpccases.KeyHeaderName)
-	user := grpclock.FromContext(rpccases.UserKey{})
-	switch k {
-	case rpccases.KeyUser:
-		return user
-	case rpccases.KeyRequest:
-		return grpclock.FromRequest(func(_ context.Context, req any) (string, error) {
-			return rpccases.RequestKey(req.(*wrapperspb.StringValue).GetValue())
-		})
-	case rpccases.KeyUserHeader:
-		return grpclock.Join(user, header)
-	}
-	return header
-}
-
 // echo is the cases' service, described by hand: its messages are
 // StringValue both ways, so it needs no generated code.
 func echo(h rpccases.Handlers) *grpc.ServiceDesc {
@@ -88,14 +71,7 @@ func echo(h rpccases.Handlers) *grpc.ServiceDesc {
 
 func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers) rpccases.Client {
 	t.Helper()
-	cfg := grpclock.Config{
-		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, Limit: c.Limit, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
-		StoreTimeout: c.StoreTimeout, FailOpen: c.FailOpen, KeyRequired: c.KeyRequired,
-		Telemetry: c.Telemetry, Logger: c.Logger,
-	}
-	if c.Replay {
-		cfg.Replay = &grpclock.ReplayConfig{}
-	}
+	cfg := c.HTTPLock()
 	cl := &casesClient{served: make(chan rpccases.Code, 100)}
 	served := func(err error) {
 		select {

@@ -7,16 +7,19 @@
 //
 //	srv := grpc.NewServer(
 //		grpc.ChainUnaryInterceptor(recovery, auth,
-//			grpclock.UnaryServerInterceptor(grpclock.Config{
+//			grpclock.UnaryServerInterceptor(httplock.Config{
 //				Locker: locker,
-//				Key:    grpclock.FromContext(userKey{}), // one call per user
+//				Key:    httplock.FromContext(userKey{}), // one call per user
 //			})),
 //	)
 //
-// Keys come from incoming metadata (FromMetadata: a client-chosen
-// idempotency key), from a value your auth interceptor put on the context
-// (FromContext: who the user is), from the request message (FromRequest),
-// or several of them joined (Join). The lock scope is the full method name
+// The interceptors take httplock.Config and httplock's key functions as
+// they are: FromHeader and IdempotencyKey read the incoming metadata (a
+// client-chosen idempotency key), FromContext a value your auth interceptor
+// put on the context (who the user is), FromMessage the request message,
+// and Join several of them. The settings only an HTTP response has
+// (Respond, WaitBodyLimit, Replay's RecordStatus, Headers, MaxRequestBody
+// and Fingerprint) are refused by name. The lock scope is the full method name
 // unless Config.Scope says otherwise; keys are hashed with it, so no user
 // text reaches the store as is. A key longer than httplock.MaxKeyLen bytes
 // is refused.
@@ -31,11 +34,14 @@
 //	store down or too slow (fail-closed, the default)   Unavailable + RetryInfo
 //	store down with FailOpen                            the handler runs, unlocked
 //	key given twice or empty, too long, or missing      InvalidArgument
-//	  with KeyRequired; an error from FromRequest's func
+//	  with KeyRequired; an error from FromMessage's func
 //	the key reused for another request (Replay)         FailedPrecondition
+//	an earlier call in doubt (Replay, RefuseInDoubt)    FailedPrecondition
+//	the handler's transaction did not commit            Unavailable + RetryInfo
+//	  (Replay on pgstore.WithTx)
 //	key misconfigured (no context value with            Internal, logged by the engine
 //	  KeyRequired, a value of an unusable type,
-//	  FromRequest on a stream)
+//	  FromMessage on a stream)
 //	client gone while waiting                           Canceled
 //
 // RetryInfo's delay is the engine's Retry-After hint: one second, in

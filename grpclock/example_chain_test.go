@@ -7,6 +7,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/grpclock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
@@ -26,14 +27,14 @@ func Example_chain() {
 	recovery, auth, recoveryStream, authStream := pass, pass, passStream, passStream // yours
 
 	srv := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(recovery, auth, grpclock.UnaryServerInterceptor(grpclock.Config{
+		grpc.ChainUnaryInterceptor(recovery, auth, grpclock.UnaryServerInterceptor(httplock.Config{
 			Locker: locker,                          // one *core.Locker per store, shared
-			Key:    grpclock.FromContext(userKey{}), // the user your auth interceptor verified
-			Mode:   grpclock.Wait,                   // duplicates queue (up to MaxWait) instead of Aborted
+			Key:    httplock.FromContext(userKey{}), // the user your auth interceptor verified
+			Mode:   httplock.Wait,                   // duplicates queue (up to MaxWait) instead of Aborted
 		})),
-		grpc.ChainStreamInterceptor(recoveryStream, authStream, grpclock.StreamServerInterceptor(grpclock.Config{
+		grpc.ChainStreamInterceptor(recoveryStream, authStream, grpclock.StreamServerInterceptor(httplock.Config{
 			Locker: locker,
-			Key:    grpclock.FromContext(userKey{}),
+			Key:    httplock.FromContext(userKey{}),
 		})),
 	)
 	srv.Stop()

@@ -14,17 +14,18 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/grpclock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
 // Unary calls keyed by the client's idempotency key, with replay: a retry
 // gets the first response with idempotent-replayed: true, and the key sent
 // with another request is refused.
-func ExampleReplayConfig() {
-	srv := grpc.NewServer(grpc.UnaryInterceptor(grpclock.UnaryServerInterceptor(grpclock.Config{
+func ExampleUnaryServerInterceptor_replay() {
+	srv := grpc.NewServer(grpc.UnaryInterceptor(grpclock.UnaryServerInterceptor(httplock.Config{
 		Locker: core.NewLocker(memorystore.New()), // redisstore.New(client) across instances
-		Key:    grpclock.FromMetadata("idempotency-key"),
-		Replay: &grpclock.ReplayConfig{},
+		Key:    httplock.FromHeader("idempotency-key"),
+		Replay: &httplock.ReplayConfig{},
 	})))
 	grpc_health_v1.RegisterHealthServer(srv, grpchealth.NewServer())
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -33,9 +33,9 @@ func Example() {
 		return next(ctx, req)
 	}
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(auth,
-		grpclock.UnaryServerInterceptor(grpclock.Config{
+		grpclock.UnaryServerInterceptor(httplock.Config{
 			Locker:      locker,
-			Key:         grpclock.FromContext(exampleUser{}),
+			Key:         httplock.FromContext(exampleUser{}),
 			KeyRequired: true,
 		})))
 	grpc_health_v1.RegisterHealthServer(srv, grpchealth.NewServer())

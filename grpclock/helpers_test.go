@@ -20,6 +20,7 @@ import (
 
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/grpclock"
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/memorystore"
 	"github.com/reqlock/reqlock/redisstore"
@@ -82,14 +83,14 @@ type server struct {
 	client grpc_health_v1.HealthClient
 }
 
-func serve(t testing.TB, h *health, cfg grpclock.Config) *server {
+func serve(t testing.TB, h *health, cfg httplock.Config) *server {
 	t.Helper()
 	return serveWith(t, h, cfg, nil)
 }
 
 // serveWith is serve with auth, when not nil, chained between recovery and
 // the lock.
-func serveWith(t testing.TB, h *health, cfg grpclock.Config, auth grpc.UnaryServerInterceptor) *server {
+func serveWith(t testing.TB, h *health, cfg httplock.Config, auth grpc.UnaryServerInterceptor) *server {
 	t.Helper()
 	unary := []grpc.UnaryServerInterceptor{recoverUnary}
 	if auth != nil {

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/reqlock/reqlock/grpclock"
 	"github.com/reqlock/reqlock/httplock"
 )
 
@@ -32,37 +31,37 @@ func withUser(ctx context.Context) context.Context {
 
 func TestKeyAnswers(t *testing.T) {
 	eachStore(t, func(t *testing.T, be backend) {
-		orderID := grpclock.FromRequest(func(_ context.Context, req any) (string, error) {
+		orderID := httplock.FromMessage(func(_ context.Context, req any) (string, error) {
 			r := req.(*grpc_health_v1.HealthCheckRequest)
 			if strings.HasPrefix(r.Service, "bad") {
 				return "", errors.New("not an order ID")
 			}
 			return r.Service, nil
 		})
-		user := grpclock.FromContext(userKey{})
+		user := httplock.FromContext(userKey{})
 		cases := []struct {
 			name     string
-			key      grpclock.KeyFunc
+			key      httplock.KeyFunc
 			required bool
 			md       []string
 			service  string
 			want     codes.Code
 		}{
-			{"metadata", grpclock.FromMetadata("x-key"), true, []string{"x-key", "k"}, "", codes.OK},
-			{"metadata twice", grpclock.FromMetadata("x-key"), false, []string{"x-key", "a", "x-key", "b"}, "", codes.InvalidArgument},
-			{"metadata empty", grpclock.FromMetadata("x-key"), false, []string{"x-key", ""}, "", codes.InvalidArgument},
-			{"metadata missing, not required", grpclock.FromMetadata("x-key"), false, nil, "", codes.OK},
-			{"metadata missing, required", grpclock.FromMetadata("x-key"), true, nil, "", codes.InvalidArgument},
-			{"metadata too long", grpclock.FromMetadata("x-key"), true, []string{"x-key", strings.Repeat("k", httplock.MaxKeyLen+1)}, "", codes.InvalidArgument},
-			{"metadata binary", grpclock.FromMetadata("x-key-bin"), true, []string{"x-key-bin", allBytes()}, "", codes.OK},
+			{"metadata", httplock.FromHeader("x-key"), true, []string{"x-key", "k"}, "", codes.OK},
+			{"metadata twice", httplock.FromHeader("x-key"), false, []string{"x-key", "a", "x-key", "b"}, "", codes.InvalidArgument},
+			{"metadata empty", httplock.FromHeader("x-key"), false, []string{"x-key", ""}, "", codes.InvalidArgument},
+			{"metadata missing, not required", httplock.FromHeader("x-key"), false, nil, "", codes.OK},
+			{"metadata missing, required", httplock.FromHeader("x-key"), true, nil, "", codes.InvalidArgument},
+			{"metadata too long", httplock.FromHeader("x-key"), true, []string{"x-key", strings.Repeat("k", httplock.MaxKeyLen+1)}, "", codes.InvalidArgument},
+			{"metadata binary", httplock.FromHeader("x-key-bin"), true, []string{"x-key-bin", allBytes()}, "", codes.OK},
 			{"request", orderID, true, nil, "order-7", codes.OK},
 			{"request refused", orderID, true, nil, "bad-7", codes.InvalidArgument},
 			{"context", user, true, []string{"x-user", "alice"}, "", codes.OK},
 			{"context missing, not required", user, false, nil, "", codes.OK},
 			{"context missing, required", user, true, nil, "", codes.Internal},
 			{"context of an unusable type", user, true, []string{"x-user", "!"}, "", codes.Internal},
-			{"joined", grpclock.Join(user, orderID), true, []string{"x-user", "alice"}, "order-7", codes.OK},
-			{"joined, a part missing", grpclock.Join(user, orderID), true, []string{"x-user", "alice"}, "", codes.InvalidArgument},
+			{"joined", httplock.Join(user, orderID), true, []string{"x-user", "alice"}, "order-7", codes.OK},
+			{"joined, a part missing", httplock.Join(user, orderID), true, []string{"x-user", "alice"}, "", codes.InvalidArgument},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -70,7 +69,7 @@ func TestKeyAnswers(t *testing.T) {
 				s := serveAuth(t, &health{check: func(context.Context, *grpc_health_v1.HealthCheckRequest) error {
 					ran = true
 					return nil
-				}}, grpclock.Config{Locker: be.locker, Key: c.key, KeyRequired: c.required, Logger: quiet})
+				}}, httplock.Config{Locker: be.locker, Key: c.key, KeyRequired: c.required, Logger: quiet})
 				ctx := metadata.AppendToOutgoingContext(t.Context(), c.md...)
 				_, err := s.client.Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: c.service})
 				if c.want == codes.OK {
@@ -95,7 +94,7 @@ func TestBinaryKeyLocks(t *testing.T) {
 		g := newGate()
 		s := serve(t, &health{check: func(ctx context.Context, _ *grpc_health_v1.HealthCheckRequest) error {
 			return g.pass(ctx)
-		}}, grpclock.Config{Locker: be.locker, Key: grpclock.FromMetadata("x-key-bin"), KeyRequired: true, Logger: quiet})
+		}}, httplock.Config{Locker: be.locker, Key: httplock.FromHeader("x-key-bin"), KeyRequired: true, Logger: quiet})
 		call := func() error {
 			ctx := metadata.AppendToOutgoingContext(t.Context(), "x-key-bin", allBytes())
 			_, err := s.client.Check(ctx, &grpc_health_v1.HealthCheckRequest{})
@@ -113,8 +112,8 @@ func TestBinaryKeyLocks(t *testing.T) {
 }
 
 func TestFromRequestOnAStreamIsMisconfigured(t *testing.T) {
-	s := serve(t, &health{}, grpclock.Config{Locker: memoryLocker(),
-		Key: grpclock.FromRequest(func(context.Context, any) (string, error) { return "k", nil }), Logger: quiet})
+	s := serve(t, &health{}, httplock.Config{Locker: memoryLocker(),
+		Key: httplock.FromMessage(func(context.Context, any) (string, error) { return "k", nil }), Logger: quiet})
 	stream, err := s.client.Watch(t.Context(), &grpc_health_v1.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,17 +121,8 @@ func TestFromRequestOnAStreamIsMisconfigured(t *testing.T) {
 	wantCode(t, drain(stream), codes.Internal)
 }
 
-func TestFromContextPanicsOnAKeyNoContextHolds(t *testing.T) {
-	defer func() {
-		if err, _ := recover().(error); !errors.Is(err, httplock.ErrInvalidConfig) {
-			t.Fatalf("FromContext(nil) panicked with %v, want ErrInvalidConfig", err)
-		}
-	}()
-	grpclock.FromContext(nil)
-}
-
 // serveAuth is serve with an auth interceptor ahead of the lock.
-func serveAuth(t *testing.T, h *health, cfg grpclock.Config) *server {
+func serveAuth(t *testing.T, h *health, cfg httplock.Config) *server {
 	return serveWith(t, h, cfg, func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		return next(withUser(ctx), req)
 	})

@@ -27,6 +27,9 @@ func FromHeader(name string) KeyFunc {
 // pairs, and the request would run without its key.
 func FromQuery(name string) KeyFunc {
 	return func(r *http.Request) (string, error) {
+		if _, ok := calls.From(r); ok {
+			return "", errQueryOnCall
+		}
 		q, err := url.ParseQuery(rawQuery(r))
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrQuerySyntax, err)

@@ -31,6 +31,7 @@ import (
 	"github.com/reqlock/reqlock/connectlock"
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/examples/internal/storeenv"
+	"github.com/reqlock/reqlock/httplock"
 )
 
 type userKey struct{}
@@ -64,13 +65,13 @@ func main() {
 	}
 	defer closeStore()
 
-	lock, err := connectlock.NewInterceptor(connectlock.Config{
+	lock, err := connectlock.NewInterceptor(httplock.Config{
 		Locker: core.NewLocker(store),
 		// The verified user and the client's key: one client's key can
 		// never fetch another's response.
-		Key:         connectlock.Join(connectlock.FromContext(userKey{}), connectlock.FromHeader("Idempotency-Key")),
+		Key:         httplock.Join(httplock.FromContext(userKey{}), httplock.FromHeader("Idempotency-Key")),
 		KeyRequired: true,
-		Replay:      &connectlock.ReplayConfig{},
+		Replay:      &httplock.ReplayConfig{},
 	})
 	if err != nil {
 		log.Fatal(err)

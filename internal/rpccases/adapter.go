@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	"github.com/reqlock/reqlock/core"
 	"github.com/reqlock/reqlock/httplock"
 )
@@ -87,8 +89,8 @@ func RequestKey(text string) (string, error) {
 	return key, nil
 }
 
-// Config is what a case sets on the adapter under test; the adapter turns
-// it into its own Config, with the key function Key names.
+// Config is what a case sets on the adapter under test; HTTPLock is the
+// configuration the adapter's interceptors take.
 type Config struct {
 	Locker       *core.Locker
 	Key          KeySource
@@ -102,6 +104,37 @@ type Config struct {
 	Replay       bool
 	Telemetry    *core.Telemetry
 	Logger       *slog.Logger
+}
+
+// HTTPLock is c as the adapters take it, with the key function Key names:
+// the same on every RPC adapter, since their keys are httplock's.
+func (c Config) HTTPLock() httplock.Config {
+	cfg := httplock.Config{
+		Locker: c.Locker, Key: keyFunc(c.Key), Mode: c.Mode, Limit: c.Limit, MaxWait: c.MaxWait, MaxWaiters: c.MaxWaiters,
+		StoreTimeout: c.StoreTimeout, FailOpen: c.FailOpen, KeyRequired: c.KeyRequired,
+		Telemetry: c.Telemetry, Logger: c.Logger,
+	}
+	if c.Replay {
+		cfg.Replay = &httplock.ReplayConfig{}
+	}
+	return cfg
+}
+
+// keyFunc is the key function k names.
+func keyFunc(k KeySource) httplock.KeyFunc {
+	header := httplock.FromHeader(KeyHeaderName)
+	user := httplock.FromContext(UserKey{})
+	switch k {
+	case KeyUser:
+		return user
+	case KeyRequest:
+		return httplock.FromMessage(func(_ context.Context, msg any) (string, error) {
+			return RequestKey(msg.(*wrapperspb.StringValue).GetValue())
+		})
+	case KeyUserHeader:
+		return httplock.Join(user, header)
+	}
+	return header
 }
 
 // Handlers are the service's methods as a case writes them.

@@ -6,6 +6,7 @@ package rpcstatus
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/reqlock/reqlock/httplock"
 )
@@ -37,11 +38,15 @@ func Code(rej *httplock.Rejection) uint32 {
 		return InvalidArgument
 	case errors.Is(rej, httplock.ErrClientGone):
 		return Canceled
-	case errors.Is(rej, httplock.ErrReplayMismatch):
+	case errors.Is(rej, httplock.ErrReplayMismatch),
+		errors.Is(rej, httplock.ErrInDoubt): // until an operator settles the key
 		return FailedPrecondition
+	case errors.Is(rej, httplock.ErrNotCommitted) && rej.Status == http.StatusServiceUnavailable:
+		return Unavailable // the transaction may be retried
 	}
-	// ErrKeyMisconfigured, ErrInvalidConfig, ErrRecordUnreadable: the
-	// server's fault, logged by the engine.
+	// ErrKeyMisconfigured, ErrInvalidConfig, ErrRecordUnreadable, an answer
+	// that cannot be recorded (ErrNotCommitted, 500): the server's fault,
+	// logged by the engine.
 	return Internal
 }
 

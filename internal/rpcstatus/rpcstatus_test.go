@@ -1,6 +1,7 @@
 package rpcstatus
 
 import (
+	"net/http"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -24,9 +25,17 @@ func TestCode(t *testing.T) {
 		httplock.ErrKeyMisconfigured: Internal,
 		httplock.ErrInvalidConfig:    Internal,
 		httplock.ErrRecordUnreadable: Internal,
+		httplock.ErrInDoubt:          FailedPrecondition,
 	} {
 		if got := Code(&httplock.Rejection{Reason: reason}); got != want {
 			t.Errorf("%v: code %d, want %d", reason, got, want)
+		}
+	}
+	// A transaction that did not commit may be retried (503); an answer
+	// that cannot be recorded fails again (500).
+	for status, want := range map[int]uint32{http.StatusServiceUnavailable: Unavailable, http.StatusInternalServerError: Internal} {
+		if got := Code(&httplock.Rejection{Reason: httplock.ErrNotCommitted, Status: status}); got != want {
+			t.Errorf("not committed, %d: code %d, want %d", status, got, want)
 		}
 	}
 }
