@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/reqlock/reqlock/httplock"
+	"github.com/reqlock/reqlock/internal/rpccases"
 )
 
 // withUser is an auth interceptor that puts the x-user metadata on the
@@ -91,9 +92,9 @@ func TestKeyAnswers(t *testing.T) {
 // exclude each other.
 func TestBinaryKeyLocks(t *testing.T) {
 	eachStore(t, func(t *testing.T, be backend) {
-		g := newGate()
+		g := rpccases.NewGate()
 		s := serve(t, &health{check: func(ctx context.Context, _ *grpc_health_v1.HealthCheckRequest) error {
-			return g.pass(ctx)
+			return g.Pass(ctx)
 		}}, httplock.Config{Locker: be.locker, Key: httplock.FromHeader("x-key-bin"), KeyRequired: true, Logger: quiet})
 		call := func() error {
 			ctx := metadata.AppendToOutgoingContext(t.Context(), "x-key-bin", allBytes())
@@ -102,9 +103,9 @@ func TestBinaryKeyLocks(t *testing.T) {
 		}
 		first := make(chan error, 1)
 		go func() { first <- call() }()
-		g.waitEntered(t)
+		g.WaitEntered(t)
 		wantCode(t, call(), codes.Aborted)
-		g.release()
+		g.Release()
 		if err := <-first; err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@
 // It follows the rules of the network stores without the network: random
 // tokens compared on every extend and release, leases by the process's
 // monotonic clock, a fence that never goes backwards (one counter for all
-// keys, floored by wall-clock microseconds so that it keeps growing across
-// a restart of the process), records for replay with a byte bound, and
+// keys, never below wall-clock microseconds so that it keeps growing
+// across a restart of the process), records for replay with a byte bound, and
 // lines of waiters served in turn and handed the lock at release.
 //
 // Because holder and store share one process, it also tells a holder at

@@ -116,8 +116,8 @@ func (s *Store) acquireLocked(l store.Lease, waiter string, lapse store.LapseNot
 		s.lines.leave(l.Key, waiter)
 	}
 	// One counter for every key is strictly increasing per key too, and
-	// leaves nothing behind for keys used once. Wall-clock microseconds as a
-	// floor keep fences growing across a restart of the process.
+	// leaves nothing behind for keys used once. Never below wall-clock
+	// microseconds, fences keep growing across a restart of the process.
 	s.lastFence = max(s.lastFence+1, uint64(now.UnixMicro()))
 	// A retried acquire that finds its own token keeps the lease it has if
 	// that is longer, as in Redis: the holder may have extended it since.

@@ -47,25 +47,25 @@ func key(k, text string) Call { return Call{Keys: []string{k}, Text: text} }
 
 // held starts a call that the handler holds at g, and returns its result
 // channel once it is in the handler.
-func held(t *testing.T, c Client, g *gate, call Call) <-chan Result {
+func held(t *testing.T, c Client, g *Gate, call Call) <-chan Result {
 	t.Helper()
 	done := make(chan Result, 1)
 	go func() { done <- c.Unary(t.Context(), call) }()
-	g.waitEntered(t)
+	g.WaitEntered(t)
 	return done
 }
 
 func duplicate(t *testing.T, a Adapter, be Backend) {
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, config(be), Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	first := held(t, c, g, key("pay-1", "a"))
 	wantRetry(t, "a duplicate", c.Unary(t.Context(), key("pay-1", "a")), Aborted)
-	g.release()
+	g.Release()
 	want(t, "the first call", <-first, OK)
 	want(t, "after the first ended", c.Unary(t.Context(), key("pay-1", "a")), OK)
-	if most, total := g.counts(); most != 1 || total != 2 {
+	if most, total := g.Counts(); most != 1 || total != 2 {
 		t.Fatalf("the handler ran %d times, %d at most at once; want 2, one at a time", total, most)
 	}
 }
@@ -103,13 +103,13 @@ func waitInTurn(t *testing.T, a Adapter, be Backend) {
 func waitPastMaxWait(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Mode, cfg.MaxWait = httplock.Wait, 200*time.Millisecond
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	first := held(t, c, g, key("k", "a"))
 	wantRetry(t, "a call that waited MaxWait", c.Unary(t.Context(), key("k", "a")), Aborted)
-	g.release()
+	g.Release()
 	want(t, "the first call", <-first, OK)
 }
 
@@ -118,18 +118,18 @@ func waitPastMaxWait(t *testing.T, a Adapter, be Backend) {
 func fullKey(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Limit = 2
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	first := held(t, c, g, key("export-1", "a"))
 	second := held(t, c, g, key("export-1", "a"))
 	wantRetry(t, "a third call", c.Unary(t.Context(), key("export-1", "a")), ResourceExhausted)
-	g.release()
+	g.Release()
 	want(t, "the first call", <-first, OK)
 	want(t, "the second call", <-second, OK)
 	want(t, "after they ended", c.Unary(t.Context(), key("export-1", "a")), OK)
-	if most, total := g.counts(); most != 2 || total != 3 {
+	if most, total := g.Counts(); most != 2 || total != 3 {
 		t.Fatalf("the handler ran %d times, %d at most at once; want 3, two at once", total, most)
 	}
 }
@@ -137,9 +137,9 @@ func fullKey(t *testing.T, a Adapter, be Backend) {
 func fullQueue(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Mode, cfg.MaxWaiters = httplock.Wait, 1
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	first := held(t, c, g, key("k", "a"))
 	// Two more: one waits, the later one finds the queue full.
@@ -148,7 +148,7 @@ func fullQueue(t *testing.T, a Adapter, be Backend) {
 		go func() { others <- c.Unary(t.Context(), key("k", "a")) }()
 	}
 	wantRetry(t, "a call past MaxWaiters", <-others, ResourceExhausted)
-	g.release()
+	g.Release()
 	want(t, "the first call", <-first, OK)
 	want(t, "the waiting call", <-others, OK)
 }
@@ -156,10 +156,10 @@ func fullQueue(t *testing.T, a Adapter, be Backend) {
 func clientGone(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Mode = httplock.Wait
-	g := newGate()
+	g := NewGate()
 	arrived := make(chan struct{}, 10)
 	c := a.Serve(t, cfg, Handlers{
-		Unary:   func(ctx context.Context, _ string) (string, error) { return "ok", g.pass(ctx) },
+		Unary:   func(ctx context.Context, _ string) (string, error) { return "ok", g.Pass(ctx) },
 		Arrived: func() { arrived <- struct{}{} },
 	})
 	first := held(t, c, g, key("k", "a"))
@@ -173,9 +173,9 @@ func clientGone(t *testing.T, a Adapter, be Backend) {
 	if code := c.Served(t); code != Canceled {
 		t.Fatalf("the server answered the call whose client left with %v, want Canceled", code)
 	}
-	g.release()
+	g.Release()
 	want(t, "the first call", <-first, OK)
-	if _, total := g.counts(); total != 1 {
+	if _, total := g.Counts(); total != 1 {
 		t.Fatalf("the handler ran %d times; the call whose client left must not run", total)
 	}
 	want(t, "after both", c.Unary(t.Context(), key("k", "a")), OK)
@@ -235,13 +235,13 @@ func replayMismatch(t *testing.T, a Adapter, be Backend) {
 func replayInFlight(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Replay = true
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "first", g.pass(ctx)
+		return "first", g.Pass(ctx)
 	}})
 	first := held(t, c, g, key("pay-1", "order"))
 	wantRetry(t, "a retry while the first runs", c.Unary(t.Context(), key("pay-1", "order")), Aborted)
-	g.release()
+	g.Release()
 	wantText(t, "the first call", <-first, "first", false)
 	wantText(t, "a retry after it", c.Unary(t.Context(), key("pay-1", "order")), "first", true)
 }
@@ -249,13 +249,13 @@ func replayInFlight(t *testing.T, a Adapter, be Backend) {
 func replayAfterWait(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Replay, cfg.Mode = true, httplock.Wait
-	g := newGate()
+	g := NewGate()
 	n := &counter{}
 	arrived := make(chan struct{}, 10)
 	c := a.Serve(t, cfg, Handlers{
 		Unary: func(ctx context.Context, _ string) (string, error) {
 			name := n.next()
-			return name, g.pass(ctx)
+			return name, g.Pass(ctx)
 		},
 		Arrived: func() { arrived <- struct{}{} },
 	})
@@ -264,7 +264,7 @@ func replayAfterWait(t *testing.T, a Adapter, be Backend) {
 	retry := make(chan Result, 1)
 	go func() { retry <- c.Unary(t.Context(), key("pay-1", "order")) }()
 	<-arrived
-	g.release()
+	g.Release()
 	wantText(t, "the first call", <-first, "run-1", false)
 	wantText(t, "the retry that waited", <-retry, "run-1", true)
 	if n.runs() != 1 {
@@ -290,21 +290,21 @@ func replayNoError(t *testing.T, a Adapter, be Backend) {
 func streamLocked(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Replay = true // streams are locked all the same, never replayed
-	g := newGate()
+	g := NewGate()
 	n := &counter{}
 	c := a.Serve(t, cfg, Handlers{Stream: func(ctx context.Context, _ string, send func(string) error) error {
 		if err := send(n.next()); err != nil {
 			return err
 		}
-		return g.pass(ctx)
+		return g.Pass(ctx)
 	}})
 	first := c.Stream(t.Context(), key("sub-1", "a"))
 	if text, end := first.Recv(); end != nil || text != "run-1" {
 		t.Fatalf("the first stream: %q, %+v", text, end)
 	}
-	g.waitEntered(t)
+	g.WaitEntered(t)
 	wantRetry(t, "a second stream", drain(c.Stream(t.Context(), key("sub-1", "a"))), Aborted)
-	g.release()
+	g.Release()
 	want(t, "the first stream's end", drain(first), OK)
 	third := c.Stream(t.Context(), key("sub-1", "a"))
 	if text, end := third.Recv(); end != nil || text != "run-2" {
@@ -346,15 +346,15 @@ var hostile = []string{
 func hostileKeys(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Key = KeyRequest // a message field carries any bytes; metadata would not
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	var held []<-chan Result
 	for _, k := range hostile {
 		done := make(chan Result, 1)
 		go func() { done <- c.Unary(t.Context(), Call{Text: k + "|a"}) }()
-		g.waitEntered(t) // each key is its own lock: none waits for another
+		g.WaitEntered(t) // each key is its own lock: none waits for another
 		held = append(held, done)
 	}
 	for _, k := range hostile {
@@ -373,7 +373,7 @@ func hostileKeys(t *testing.T, a Adapter, be Backend) {
 			}
 		}
 	}
-	g.release()
+	g.Release()
 	for _, done := range held {
 		want(t, "a held call", <-done, OK)
 	}
@@ -412,14 +412,14 @@ func misconfigured(t *testing.T, a Adapter, be Backend) {
 func join(t *testing.T, a Adapter, be Backend) {
 	cfg := config(be)
 	cfg.Key = KeyUserHeader
-	g := newGate()
+	g := NewGate()
 	c := a.Serve(t, cfg, Handlers{Unary: func(ctx context.Context, _ string) (string, error) {
-		return "ok", g.pass(ctx)
+		return "ok", g.Pass(ctx)
 	}})
 	first := held(t, c, g, Call{User: "alice", Keys: []string{"pay-1"}})
 	other := held(t, c, g, Call{User: "bob", Keys: []string{"pay-1"}}) // another user's key
 	wantRetry(t, "the same user and key", c.Unary(t.Context(), Call{User: "alice", Keys: []string{"pay-1"}}), Aborted)
-	g.release()
+	g.Release()
 	want(t, "alice's call", <-first, OK)
 	want(t, "bob's call", <-other, OK)
 }

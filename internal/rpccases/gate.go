@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// gate holds the calls that enter it until it is opened, and counts them.
-type gate struct {
+// Gate holds the calls that enter it until it is opened, and counts them:
+// a handler that stays in flight while a case (or an adapter's own test)
+// sends its duplicates.
+type Gate struct {
 	entered chan struct{}
 	open    chan struct{}
 	once    sync.Once
@@ -19,10 +21,11 @@ type gate struct {
 	total         int
 }
 
-func newGate() *gate { return &gate{entered: make(chan struct{}, 100), open: make(chan struct{})} }
+// NewGate returns a closed gate.
+func NewGate() *Gate { return &Gate{entered: make(chan struct{}, 100), open: make(chan struct{})} }
 
-// pass counts a call in and holds it until the gate opens or ctx ends.
-func (g *gate) pass(ctx context.Context) error {
+// Pass counts a call in and holds it until the gate opens or ctx ends.
+func (g *Gate) Pass(ctx context.Context) error {
 	g.mu.Lock()
 	g.running++
 	g.total++
@@ -42,16 +45,18 @@ func (g *gate) pass(ctx context.Context) error {
 	}
 }
 
-func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+// Release opens the gate for every call, held or to come.
+func (g *Gate) Release() { g.once.Do(func() { close(g.open) }) }
 
-func (g *gate) counts() (most, total int) {
+// Counts reports the most calls held at once and the calls in all.
+func (g *Gate) Counts() (most, total int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.most, g.total
 }
 
-// waitEntered waits for a call to be in the handler.
-func (g *gate) waitEntered(t *testing.T) {
+// WaitEntered waits for a call to be in the handler.
+func (g *Gate) WaitEntered(t *testing.T) {
 	t.Helper()
 	select {
 	case <-g.entered:

@@ -6,9 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -140,51 +138,6 @@ func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next gr
 // withKey is ctx with the x-key metadata the tests key calls by.
 func withKey(ctx context.Context, key string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "x-key", key)
-}
-
-// gate holds the calls that enter it until it is opened, and counts them.
-type gate struct {
-	entered chan struct{}
-	open    chan struct{}
-	once    sync.Once
-
-	mu            sync.Mutex
-	running, most int
-	total         int
-}
-
-func newGate() *gate { return &gate{entered: make(chan struct{}, 100), open: make(chan struct{})} }
-
-func (g *gate) pass(ctx context.Context) error {
-	g.mu.Lock()
-	g.running++
-	g.total++
-	g.most = max(g.most, g.running)
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.running--
-		g.mu.Unlock()
-	}()
-	g.entered <- struct{}{}
-	select {
-	case <-g.open:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
-
-// waitEntered waits for a call to be in the handler.
-func (g *gate) waitEntered(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no call reached the handler")
-	}
 }
 
 // wantCode fails unless err is a status with code c.
