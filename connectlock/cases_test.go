@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -81,8 +83,16 @@ func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers, opts ...co
 		}
 		return ctx
 	}
+	var outermost []connect.Interceptor
+	if c.Traced != nil {
+		otel, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(c.Traced), otelconnect.WithMeterProvider(metricnoop.NewMeterProvider()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outermost = append(outermost, otel)
+	}
 	mux := echoHandlers(h,
-		connect.WithInterceptors(interceptor{
+		connect.WithInterceptors(append(outermost, interceptor{
 			unary: func(next connect.UnaryFunc) connect.UnaryFunc {
 				return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 					resp, err := next(ctx, req)
@@ -97,7 +107,7 @@ func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers, opts ...co
 					return err
 				}
 			},
-		}),
+		})...),
 		connect.WithRecover(func(context.Context, connect.Spec, http.Header, any) error {
 			return connect.NewError(connect.CodeInternal, errors.New("handler panicked"))
 		}),

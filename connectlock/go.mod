@@ -6,7 +6,9 @@ replace github.com/reqlock/reqlock => ../
 
 require (
 	connectrpc.com/connect v1.21.1
+	connectrpc.com/otelconnect v0.9.0
 	github.com/reqlock/reqlock v0.0.0
+	go.opentelemetry.io/otel/metric v1.47.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa
 	google.golang.org/protobuf v1.36.11
@@ -23,7 +25,6 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect

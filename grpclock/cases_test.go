@@ -7,6 +7,7 @@ import (
 	"net"
 	"testing"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -89,7 +90,11 @@ func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers) rpccases.C
 		}
 		return ctx
 	}
-	srv := grpc.NewServer(
+	var opts []grpc.ServerOption
+	if c.Traced != nil {
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(c.Traced))))
+	}
+	srv := grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(
 			func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 				resp, err := next(ctx, req)
@@ -110,7 +115,7 @@ func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers) rpccases.C
 			func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
 				return next(srv, authedStream{ss, auth(ss.Context())})
 			},
-			grpclock.StreamServerInterceptor(cfg)))
+			grpclock.StreamServerInterceptor(cfg)))...)
 	srv.RegisterService(echo(h), nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/reqlock/reqlock/core"
@@ -104,6 +105,10 @@ type Config struct {
 	Replay       bool
 	Telemetry    *core.Telemetry
 	Logger       *slog.Logger
+	// Traced, when set, puts the adapter's framework's own OpenTelemetry
+	// instrumentation (otelgrpc's stats handler, otelconnect's
+	// interceptor) outermost, recording server spans with it.
+	Traced trace.TracerProvider
 }
 
 // HTTPLock is c as the adapters take it, with the key function Key names:

@@ -33,6 +33,7 @@ var Cases = []Case{
 	{Name: "a misconfigured key is Internal", Run: misconfigured},
 	{Name: "Join of user and header", Run: join},
 	{Name: "telemetry names the method", Run: telemetry},
+	{Name: "the framework's server span carries the outcome", Run: spans},
 }
 
 func canFail(be Backend) bool { return be.Down != nil }
