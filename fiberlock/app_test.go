@@ -22,7 +22,7 @@ import (
 // fiberFramework serves the shared cases' routes on a Fiber app listening on
 // loopback, each route behind fiberlock.New, with recover and a stand-in
 // auth in front, as an app would.
-var fiberFramework = httpcases.Framework{Name: "fiber", Listen: listen, ClientUnseen: true}
+var fiberFramework = httpcases.Framework{Name: "fiber", Listen: listen}
 
 // fiberKeys are fiberlock's.
 var fiberKeys = httpcases.Extractors{

@@ -26,13 +26,17 @@
 // Config.Replay, a handler's error is rendered by the app's ErrorHandler
 // inside the lock, so that the record holds what the client got.
 //
-// Two things differ from the net/http adapters. Register the middleware on
-// each route (app.Post(path, fiberlock.New(cfg), h)): Fiber runs app.Use
-// middleware before it matches a route, so there the route is unknown and
-// every request is answered 500 (route_unknown) unless Config.Scope is set.
-// And fasthttp does not tell a handler that its client left: a request
-// waiting in Wait mode whose client left still runs when the key comes
-// free (within MaxWait); it leaves no lock behind.
+// Register the middleware on each route (app.Post(path, fiberlock.New(cfg),
+// h)): Fiber runs app.Use middleware before it matches a route, so there
+// the route is unknown and every request is answered 500 (route_unknown)
+// unless Config.Scope is set.
+//
+// fasthttp does not tell a handler that its client left. In Wait mode the
+// middleware looks (every 20 ms, peeking at the socket without reading
+// from it): a waiter whose client left is dropped (client_gone) and never
+// runs, and a handler that runs gets a context cancelled when its client
+// leaves, as on net/http. On TLS connections, and off Unix, it cannot look:
+// such a waiter runs when the key comes free, and leaves no lock behind.
 //
 // IdempotencyLocker gives Fiber's own idempotency middleware a Locker that
 // holds its keys across instances.

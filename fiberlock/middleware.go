@@ -57,10 +57,18 @@ func New(cfg httplock.Config) fiber.Handler {
 	}
 	cfg = e.Config()
 	replay := cfg.Replay != nil
+	wait := cfg.Mode == httplock.Wait
 	return func(c fiber.Ctx) error {
 		method := c.Method()
 		scope := e.Scope(method, routePath(c))
-		req := fiberContext.View(c.Context(), method, c, view{c.Request()})
+		ctx := c.Context()
+		if wait {
+			// A waiter whose client left is dropped, as on net/http.
+			var stop context.CancelFunc
+			ctx, stop = watchClient(ctx, c.RequestCtx().Conn())
+			defer stop()
+		}
+		req := fiberContext.View(ctx, method, c, view{c.Request()})
 		if replay {
 			fingerprinted(req, c)
 		}

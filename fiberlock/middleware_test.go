@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -140,52 +138,4 @@ func TestLockOnContext(t *testing.T) {
 	if _, ok := core.FromContext(after); ok {
 		t.Fatal("the lock's context outlives the middleware")
 	}
-}
-
-// Fiber cannot see a client leave. A waiter whose client left is not
-// dropped, but it leaves nothing behind: once every handler has returned,
-// the key is free.
-func TestClientGoneLeavesNoLock(t *testing.T) {
-	l := locker()
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
-	app := fiber.New()
-	app.Post("/orders", fiberlock.New(httplock.Config{Locker: l, Key: httplock.FromHeader("X-Key"), Mode: httplock.Wait, MaxWait: 10 * time.Second, Scope: "gone"}),
-		func(c fiber.Ctx) error {
-			entered <- struct{}{}
-			<-release
-			return c.SendStatus(http.StatusOK)
-		})
-	url := serve(t, app)
-	held := make(chan int, 1)
-	go func() { status, _, _ := send(t, "POST", url+"/orders", "X-Key", "k"); held <- status }()
-	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	gone := make(chan error, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, "POST", url+"/orders", strings.NewReader("x"))
-		req.Header.Set("X-Key", "k")
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		gone <- err
-	}()
-	time.Sleep(200 * time.Millisecond) // let it reach the wait
-	cancel()
-	if err := <-gone; err == nil {
-		t.Fatal("the cancelled request was answered")
-	}
-	close(release)
-	if status := <-held; status != 200 {
-		t.Fatalf("holder got %d", status)
-	}
-	httpcases.Eventually(t, "the key is free", func() bool {
-		lk, err := l.TryObtain(context.Background(), httplock.LockKey("gone", "k"))
-		if err != nil {
-			return false
-		}
-		_ = lk.Release(context.Background())
-		return true
-	})
 }

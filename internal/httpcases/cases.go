@@ -402,7 +402,6 @@ func panicReleases(e *Env) {
 }
 
 func clientGone(e *Env) {
-	e.SkipClientUnseen()
 	p := e.Probe()
 	l := e.Locker()
 	cfg := httplock.Config{Locker: l, Mode: httplock.Wait, MaxWait: 30 * time.Second, Scope: "gone"}

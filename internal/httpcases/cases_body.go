@@ -16,7 +16,6 @@ import (
 // closed connection only once the body has been read, so the handler ran
 // for the departed client as soon as the holder released.
 func clientGoneWithBody(e *Env) {
-	e.SkipClientUnseen()
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second}
 	url := e.Serve(userRoute("POST", "/orders", cfg, p.Block))

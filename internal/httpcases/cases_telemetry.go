@@ -218,7 +218,6 @@ func telemetryStoreDown(e *Env) {
 
 // A client that leaves while its request waits is counted, with 499.
 func telemetryClientGone(e *Env) {
-	e.SkipClientUnseen()
 	tel := NewTelemetry(e.T)
 	p := e.Probe()
 	cfg := httplock.Config{Locker: e.Locker(), Mode: httplock.Wait, MaxWait: 30 * time.Second, Telemetry: tel.Config()}

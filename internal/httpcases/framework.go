@@ -33,9 +33,6 @@ type Framework struct {
 	// the app as Handler describes on 127.0.0.1, closed at cleanup, and
 	// returns its base URL.
 	Listen func(t testing.TB, tp trace.TracerProvider, routes []Route) string
-	// ClientUnseen says the framework cannot tell that a client left
-	// (fasthttp never does): the cases about a departed client are skipped.
-	ClientUnseen bool
 }
 
 // Serve starts fw's app for routes on 127.0.0.1, closed at cleanup, and
@@ -200,11 +197,3 @@ var wildcard = regexp.MustCompile(`\{([^}]+)\}`)
 
 // ColonPath turns /orders/{id} into /orders/:id for Gin and Echo.
 func ColonPath(p string) string { return wildcard.ReplaceAllString(p, ":$1") }
-
-// SkipClientUnseen skips a case about a departed client on a framework that
-// cannot see one leave.
-func (e *Env) SkipClientUnseen() {
-	if e.FW.ClientUnseen {
-		e.T.Skip(e.FW.Name + " cannot tell that a client left")
-	}
-}
