@@ -146,6 +146,7 @@ func (l *Locker) derive(s Store) *Locker {
 		store:     s,
 		ttl:       l.ttl,
 		retry:     l.retry,
+		retrySet:  l.retrySet,
 		autoRenew: l.autoRenew,
 		prefix:    l.prefix,
 		log:       l.log,
