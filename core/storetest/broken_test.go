@@ -53,6 +53,11 @@ var brokenCases = []struct {
 	// Keeps every record twenty times its retention: a replay answers long
 	// after the caller's retention said the key is free for new work.
 	{"records-outlive-retention", []string{"records/retention"}},
+	// A full key's answer is the longest lease left among the permits,
+	// not the shortest (broken_semaphore_test.go).
+	{"permit-ttl-longest", []string{"semaphore/at-most-n"}},
+	// Holds every call to the largest limit used on its key.
+	{"permit-limit-largest", []string{"semaphore/limits-per-call"}},
 }
 
 func TestSuiteFailsBrokenStores(t *testing.T) {
@@ -126,6 +131,7 @@ type brokenStore struct {
 
 	mu      sync.Mutex
 	notices map[string]store.LapseNotice // key → its holder's notice
+	limits  map[string]int               // key → the largest permit limit asked for (permit-limit-largest)
 }
 
 var errCancelled = errors.New("brokenStore: acquire cancelled")
