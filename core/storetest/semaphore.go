@@ -86,18 +86,23 @@ func (f *fixture) mustBeFull(ps store.Semaphores, key string, n int, lease time.
 }
 
 // N tokens take the N permits of a key; the next is refused with the
-// shortest lease left; once one is released, exactly one more is granted.
+// shortest lease left (the first permit's, half the others'); once one is
+// released, exactly one more is granted.
 func semaphoreAtMostN(t *testing.T, h Harness, n int) {
 	f := open(t, h)
 	ps := f.permits()
 	key := f.key()
 	var held []store.Lease
-	for range n {
-		l := f.lease(key, h.long())
+	for i := range n {
+		lease := h.long()
+		if i == 0 {
+			lease /= 2
+		}
+		l := f.lease(key, lease)
 		f.takePermit(ps, l, n)
 		held = append(held, l)
 	}
-	f.mustBeFull(ps, key, n, h.long(), "with every permit held")
+	f.mustBeFull(ps, key, n, h.long()/2, "with every permit held, the first on half the others' lease")
 	if err := ps.ReleasePermit(f.ctx, key, held[0].Token); err != nil {
 		t.Fatalf("ReleasePermit by a holder: %v", err)
 	}
@@ -297,14 +302,27 @@ func semaphoreLimitsPerCall(t *testing.T, h Harness) {
 	f := open(t, h)
 	ps := f.permits()
 	key := f.key()
-	f.takePermit(ps, f.lease(key, h.long()), 2)
-	f.takePermit(ps, f.lease(key, h.long()), 2)
+	var leases []store.Lease
+	for _, limit := range []int{2, 2} {
+		l := f.lease(key, h.long())
+		f.takePermit(ps, l, limit)
+		leases = append(leases, l)
+	}
 	f.mustBeFull(ps, key, 2, h.long(), "limit 2 with two permits held")
 	for range 3 {
-		f.takePermit(ps, f.lease(key, h.long()), 5)
+		l := f.lease(key, h.long())
+		f.takePermit(ps, l, 5)
+		leases = append(leases, l)
 	}
 	f.mustBeFull(ps, key, 5, h.long(), "limit 5 with five permits held")
 	f.mustBeFull(ps, key, 2, h.long(), "limit 2 with five permits held")
+	// Limit 5 was used, and three permits are left: limit 2 is still full.
+	for _, l := range leases[:2] {
+		if err := ps.ReleasePermit(f.ctx, key, l.Token); err != nil {
+			t.Fatalf("ReleasePermit by a holder: %v", err)
+		}
+	}
+	f.mustBeFull(ps, key, 2, h.long(), "limit 2 with three permits held, after limit 5 was used")
 
 	// The same through two Semaphores of one Locker.
 	l := f.locker(core.WithTTL(h.long()))
