@@ -62,6 +62,8 @@ var Cases = []Case{
 	{"limit_rejects_when_full", limitRejectsWhenFull},
 	{"limit_wait_serves_in_turn", limitWaitServesInTurn},
 	{"limit_refused_without_permits", limitRefusedWithoutPermits},
+	{"limit_panic_gives_permit_back", limitPanicGivesPermitBack},
+	{"limit_client_gone_gives_permit_back", limitClientGoneGivesPermitBack},
 	{"replay_in_doubt_refused", replayInDoubtRefused},
 	{"replay_in_doubt_run_again", replayInDoubtRunAgain},
 	{"replay_clean_failure_not_in_doubt", replayCleanFailureNotInDoubt},
