@@ -94,3 +94,48 @@ func TestSemaphoreLimitsPerCallWokenAtRelease(t *testing.T) {
 		t.Fatalf("with 3 of 5 permits held the waiter of limit 5 was not served within %v: the releases woke only the head of the line, whose limit of 2 let it take nothing", patience)
 	}
 }
+
+// Limits per call: a waiter of limit 2 stands in line while four permits
+// are held by callers of limit 5. It cannot take the fifth place (four
+// held ≥ 2), but a caller of limit 5 must: the key has fewer holders than
+// its limit, and nobody in line can use the place. The line instead
+// counts the waiter of limit 2 against the place, so the higher limit
+// loses a place for as long as a waiter of a lower one stands in line.
+func TestSemaphoreLowerLimitWaiterHoldsNoPlace(t *testing.T) {
+	s := refusedInLine{Store: memorystore.New(), refused: make(chan string, 16)}
+	ctx := ctxT(t, time.Minute)
+	five := newLocker(s, core.WithTTL(time.Hour)).Semaphore(5)
+	var held []*core.Lock
+	defer func() {
+		for _, lk := range held {
+			_ = lk.Release(context.Background())
+		}
+	}()
+	for range 4 {
+		lk, err := five.TryObtain(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, lk)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if lk, err := newLocker(s, core.WithTTL(time.Hour)).Semaphore(2).Obtain(wctx, "k"); err == nil {
+			_ = lk.Release(context.Background())
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-s.refused:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter of limit 2 never stood in line")
+	}
+	lk, err := five.TryObtain(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryObtain of limit 5 with 4 held and only a waiter of limit 2 in line: %v", err)
+	}
+	held = append(held, lk)
+}
