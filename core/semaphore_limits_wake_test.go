@@ -95,13 +95,13 @@ func TestSemaphoreLimitsPerCallWokenAtRelease(t *testing.T) {
 	}
 }
 
-// Limits per call: a waiter of limit 2 stands in line while four permits
-// are held by callers of limit 5. It cannot take the fifth place (four
-// held ≥ 2), but a caller of limit 5 must: the key has fewer holders than
-// its limit, and nobody in line can use the place. The line instead
-// counts the waiter of limit 2 against the place, so the higher limit
-// loses a place for as long as a waiter of a lower one stands in line.
-func TestSemaphoreLowerLimitWaiterHoldsNoPlace(t *testing.T) {
+// Limits per call: a waiter in line keeps one of the places left for
+// itself, whatever its limit (docs/semaphore.md). A waiter of limit 2
+// stands in line while four permits are held by callers of limit 5: it
+// cannot take the fifth place, and neither can a newcomer of limit 5, since
+// the one place left is the waiter's. Once a fifth place is free too, the
+// newcomer gets one.
+func TestSemaphoreWaiterKeepsAPlaceWhateverItsLimit(t *testing.T) {
 	s := refusedInLine{Store: memorystore.New(), refused: make(chan string, 16)}
 	ctx := ctxT(t, time.Minute)
 	five := newLocker(s, core.WithTTL(time.Hour)).Semaphore(5)
@@ -123,7 +123,7 @@ func TestSemaphoreLowerLimitWaiterHoldsNoPlace(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if lk, err := newLocker(s, core.WithTTL(time.Hour)).Semaphore(2).Obtain(wctx, "k"); err == nil {
+		if lk, err := newLocker(s, core.WithTTL(time.Hour), core.WithRetry(backoff.Constant(time.Hour))).Semaphore(2).Obtain(wctx, "k"); err == nil {
 			_ = lk.Release(context.Background())
 		}
 	}()
@@ -133,9 +133,19 @@ func TestSemaphoreLowerLimitWaiterHoldsNoPlace(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter of limit 2 never stood in line")
 	}
+	if lk, err := five.TryObtain(ctx, "k"); !errors.Is(err, core.ErrNotObtained) {
+		if err == nil {
+			_ = lk.Release(ctx)
+		}
+		t.Fatalf("TryObtain of limit 5 with 4 held and a waiter in line: %v, want ErrNotObtained: the place left is the waiter's", err)
+	}
+	if err := held[0].Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held = held[1:]
 	lk, err := five.TryObtain(ctx, "k")
 	if err != nil {
-		t.Fatalf("TryObtain of limit 5 with 4 held and only a waiter of limit 2 in line: %v", err)
+		t.Fatalf("TryObtain of limit 5 with 3 held and one waiter in line: %v", err)
 	}
 	held = append(held, lk)
 }

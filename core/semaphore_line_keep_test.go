@@ -6,12 +6,13 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/memorystore"
 )
 
 // A Semaphore's waiter is woken at a release, whatever its retry policy
 // and however long it has waited, as a Locker's waiter is: here one with a
-// policy of an hour has waited past memorystore.PermitLineKeep when
+// policy of an hour has waited past store.PermitLineKeep when
 // another instance releases the key's only permit. It must get the permit
 // then, not when its policy or the holder's lease of an hour says to ask
 // again. A waiter that stopped asking for PermitLineKeep is dropped from
@@ -35,7 +36,7 @@ func TestSemaphoreLongWaiterWokenAtRelease(t *testing.T) {
 		}
 		got <- lk
 	}()
-	time.Sleep(memorystore.PermitLineKeep + time.Second)
+	time.Sleep(store.PermitLineKeep + time.Second)
 	select {
 	case <-got:
 		t.Fatal("the waiter got the permit while it was held")
@@ -57,6 +58,6 @@ func TestSemaphoreLongWaiterWokenAtRelease(t *testing.T) {
 	case err := <-errs:
 		t.Fatalf("Obtain: %v", err)
 	case <-time.After(patience):
-		t.Fatalf("the waiter was not woken within %v of the release: it had stopped asking for longer than memorystore.PermitLineKeep (%v), and lost its place in line", patience, memorystore.PermitLineKeep)
+		t.Fatalf("the waiter was not woken within %v of the release: it had stopped asking for longer than store.PermitLineKeep (%v), and lost its place in line", patience, store.PermitLineKeep)
 	}
 }

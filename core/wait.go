@@ -168,37 +168,56 @@ func (l *Locker) wait(ctx context.Context, key, skey string, taken *store.NotObt
 	// its round trip, and the last fence handed out then (0: unknown).
 	var refused refusal
 
+	// A permit waiter keeps its place in line only while it asks at least
+	// every store.PermitLineKeep: between the attempts of a schedule that
+	// waits longer, it asks in between, without using up the schedule.
+	var keepPlace time.Duration
+	if _, ok := l.store.(permitLineStore); ok {
+		keepPlace = store.PermitLineKeep / 2
+	}
+	var due time.Time // the schedule's next attempt; zero: ask the schedule
+
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for first := inLine; ; first = false {
 		if !first {
-			d := b.NextBackOff()
-			if d < 0 { // backoff.Stop
-				return nil, nil, taken
+			if now := time.Now(); due.IsZero() || !now.Before(due) {
+				d := b.NextBackOff()
+				if d < 0 { // backoff.Stop
+					return nil, nil, taken
+				}
+				if subscribed && !l.retrySet {
+					// A release wakes the head of the line, and a
+					// subscription that lost its connection wakes every
+					// waiter once it is back: without a policy of the
+					// caller's, polling is only the fallback, for a holder
+					// that never releases (its lease runs out), so it need
+					// not be eager. A policy the caller set is the
+					// schedule: a wake-up only comes earlier.
+					d = max(d, store.HandOffTimeout+rand.N(store.HandOffTimeout/2))
+				}
+				// No point sleeping past the holder's lease: if it is not
+				// renewed, the lock is free then.
+				if taken.Remaining > 0 && d > taken.Remaining {
+					d = taken.Remaining
+				}
+				due = now.Add(d)
 			}
-			if subscribed && !l.retrySet {
-				// A release wakes the head of the line, and a subscription
-				// that lost its connection wakes every waiter once it is
-				// back: without a policy of the caller's, polling is only
-				// the fallback, for a holder that never releases (its
-				// lease runs out), so it need not be eager. A policy the
-				// caller set is the schedule: a wake-up only comes earlier.
-				d = max(d, store.HandOffTimeout+rand.N(store.HandOffTimeout/2))
-			}
-			// No point sleeping past the holder's lease: if it is not renewed,
-			// the lock is free then.
-			if taken.Remaining > 0 && d > taken.Remaining {
-				d = taken.Remaining
+			d := time.Until(due)
+			if keepPlace > 0 && joined && d > keepPlace {
+				d = keepPlace // an ask that keeps the place, not the schedule's
 			}
 			timer.Reset(d)
 			select {
 			case <-timer.C:
 			case <-woken:
+				due = time.Time{}
 				if lk := l.handedOver(ctx, key, skey, waiter, wake.take(), refused, withRecord); lk != nil {
 					got = true
 					return lk, nil, nil
 				}
 			case <-q.wake:
+				due = time.Time{}
 			case <-ctx.Done():
 				return nil, nil, gaveUp()
 			}

@@ -17,12 +17,6 @@ import (
 
 var _ store.PermitLines = (*Store)(nil)
 
-// PermitLineKeep is how long a waiter in a permit line keeps its place
-// without asking, as redisstore.PermitLineKeep: a Semaphore's waiter asks
-// again at least that often, so one whose goroutine is gone holds up no
-// place for longer.
-const PermitLineKeep = 2 * time.Second
-
 // permitWaiter is one waiter in a key's permit line.
 type permitWaiter struct {
 	id    string    // '<instance>/<wait>'
@@ -32,7 +26,7 @@ type permitWaiter struct {
 // permitLine returns key's line with the waiters that stopped asking
 // dropped. The caller holds mu.
 func (p *memoryPermits) permitLine(key string, now time.Time) []permitWaiter {
-	line := slices.DeleteFunc(p.lines[key], func(w permitWaiter) bool { return now.Sub(w.asked) >= PermitLineKeep })
+	line := slices.DeleteFunc(p.lines[key], func(w permitWaiter) bool { return now.Sub(w.asked) >= store.PermitLineKeep })
 	if len(line) == 0 {
 		delete(p.lines, key)
 		return nil

@@ -56,12 +56,6 @@ func permitCancelKey(key, token string) string {
 func permitLineKey(key string) string { return key + ":permits:q" }
 func permitSeenKey(key string) string { return key + ":permits:q:seen" }
 
-// PermitLineKeep is how long a waiter in a permit line keeps its place
-// without asking: a Semaphore's waiter asks at least every
-// store.HandOffTimeout and a half while it waits (unless its retry policy
-// waits longer), so one whose process died holds up no place for longer.
-const PermitLineKeep = 2 * time.Second
-
 // permitFenceTTL is how long a permit fence counter outlives the last use
 // of its key: long enough that a backward step of the server clock within
 // it cannot reorder fences, short enough that one-off keys do not pile up.
@@ -86,7 +80,7 @@ func (s *Store) acquirePermit(ctx context.Context, l store.Lease, limit int, wai
 		[]string{permitsKey(key), permitFencesKey(key), permitFenceKey(key), permitCancelKey(key, l.Token),
 			permitLineKey(key), permitSeenKey(key)},
 		l.Token, l.TTL.Milliseconds(), limit, permitFenceTTL(l.TTL).Milliseconds(),
-		waiter, key, PermitLineKeep.Milliseconds()).Int64()
+		waiter, key, store.PermitLineKeep.Milliseconds()).Int64()
 	if err != nil {
 		return store.Grant{}, s.permitErr(err)
 	}

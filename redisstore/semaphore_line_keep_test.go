@@ -7,6 +7,7 @@ import (
 
 	"github.com/reqlock/reqlock/backoff"
 	"github.com/reqlock/reqlock/core"
+	"github.com/reqlock/reqlock/core/store"
 	"github.com/reqlock/reqlock/internal/redistest"
 	"github.com/reqlock/reqlock/redisstore"
 )
@@ -14,7 +15,7 @@ import (
 // longWaiter holds the only permit of "k" for an hour through one
 // instance, and starts a waiter for it through another, whose retry
 // policy is an hour; it returns once the waiter has waited past
-// redisstore.PermitLineKeep.
+// store.PermitLineKeep.
 func longWaiter(t *testing.T, ctx context.Context) (s *redisstore.Store, holder *core.Lock, got chan *core.Lock, errs chan error) {
 	s = redisstore.New(redistest.Start(t).Client(t))
 	holder, err := newLocker(s, core.WithTTL(time.Hour)).Semaphore(1).TryObtain(ctx, "k")
@@ -31,7 +32,7 @@ func longWaiter(t *testing.T, ctx context.Context) (s *redisstore.Store, holder 
 		}
 		got <- lk
 	}()
-	time.Sleep(redisstore.PermitLineKeep + time.Second)
+	time.Sleep(store.PermitLineKeep + time.Second)
 	select {
 	case <-got:
 		t.Fatal("the waiter got the permit while it was held")
@@ -44,7 +45,7 @@ func longWaiter(t *testing.T, ctx context.Context) (s *redisstore.Store, holder 
 
 // A Semaphore's waiter is woken at a release, whatever its retry policy
 // and however long it has waited, as a Locker's waiter is: here one with a
-// policy of an hour has waited past redisstore.PermitLineKeep when another
+// policy of an hour has waited past store.PermitLineKeep when another
 // instance releases the key's only permit. It must get the permit then,
 // not when its policy or the holder's lease of an hour says to ask again.
 // The line's key expires PermitLineKeep after the last waiter asked, so
@@ -62,7 +63,7 @@ func TestSemaphoreLongWaiterWokenAtRelease(t *testing.T) {
 	case err := <-errs:
 		t.Fatalf("Obtain: %v", err)
 	case <-time.After(patience):
-		t.Fatalf("the waiter was not woken within %v of the release: it had not asked for longer than redisstore.PermitLineKeep (%v), and lost its place in line", patience, redisstore.PermitLineKeep)
+		t.Fatalf("the waiter was not woken within %v of the release: it had not asked for longer than store.PermitLineKeep (%v), and lost its place in line", patience, store.PermitLineKeep)
 	}
 }
 
@@ -77,6 +78,6 @@ func TestSemaphoreLongWaiterKeepsItsPlace(t *testing.T) {
 	}
 	if lk, err := newLocker(s).Semaphore(1).TryObtain(ctx, "k"); err == nil {
 		_ = lk.Release(ctx)
-		t.Fatalf("a newcomer got the permit ahead of the waiter who came first: the waiter had not asked for longer than redisstore.PermitLineKeep (%v), and lost its place in line", redisstore.PermitLineKeep)
+		t.Fatalf("a newcomer got the permit ahead of the waiter who came first: the waiter had not asked for longer than store.PermitLineKeep (%v), and lost its place in line", store.PermitLineKeep)
 	}
 }

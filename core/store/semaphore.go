@@ -63,6 +63,13 @@ const MaxLimit = 1 << 16
 // every permit of every key.
 var ErrSemaphoreUnsupported = errors.New("reqlock: the store keeps no semaphores (it does not implement store.Semaphores; redlock.Store does not, see docs/semaphore.md)")
 
+// PermitLineKeep is how long a waiter in a permit line keeps its place
+// without asking. A Semaphore's waiter asks at least every half of it while
+// it waits, whatever its retry policy, so a waiter whose process died holds
+// up no place for longer; a store drops a waiter that has not asked for
+// PermitLineKeep (it may keep it longer, never shorter).
+const PermitLineKeep = 2 * time.Second
+
 // PermitLines is implemented by Semaphores stores that keep a line of
 // waiters for a key's permits across instances, as Waker does for locks: a
 // caller outside the line is admitted only while the places left outnumber
@@ -73,7 +80,7 @@ var ErrSemaphoreUnsupported = errors.New("reqlock: the store keeps no semaphores
 type PermitLines interface {
 	// AcquirePermitQueued is AcquirePermit for waiter ('<instance>/<wait>',
 	// as for Waker): refused, it joins the key's line, once, and keeps its
-	// place while it keeps asking.
+	// place while it asks again within PermitLineKeep.
 	AcquirePermitQueued(ctx context.Context, l Lease, limit int, waiter string) (Grant, error)
 	// LeavePermitLine takes waiter out of the key's line.
 	LeavePermitLine(ctx context.Context, key, waiter string) error

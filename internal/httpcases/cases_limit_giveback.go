@@ -69,7 +69,6 @@ func limitPanicGivesPermitBack(e *Env) {
 
 func limitClientGoneGivesPermitBack(e *Env) {
 	keepsPermits(e)
-	e.SkipClientUnseen()
 	g := newLimitGate()
 	left := make(chan struct{}, 2)
 	url := e.Serve(userRoute("POST", "/exports", httplock.Config{Locker: e.Locker(), Limit: 2}, givebackHandler(g, left))) + "/exports"
