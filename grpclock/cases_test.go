@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"testing"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -117,21 +115,7 @@ func serveCases(t testing.TB, c rpccases.Config, h rpccases.Handlers) rpccases.C
 			},
 			grpclock.StreamServerInterceptor(cfg)))...)
 	srv.RegisterService(echo(h), nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-		<-done
-	})
+	conn := listen(t, srv)
 	cl.conn = conn
 	return cl
 }

@@ -104,12 +104,19 @@ func serveWith(t testing.TB, h *health, cfg httplock.Config, auth grpc.UnaryServ
 // returns a client of it; both are stopped at the end of the test.
 func start(t testing.TB, h *health, opts ...grpc.ServerOption) grpc_health_v1.HealthClient {
 	t.Helper()
+	srv := grpc.NewServer(opts...)
+	grpc_health_v1.RegisterHealthServer(srv, h)
+	return grpc_health_v1.NewHealthClient(listen(t, srv))
+}
+
+// listen serves srv on a free loopback port and returns a connection to
+// it; both are closed at the end of the test.
+func listen(t testing.TB, srv *grpc.Server) *grpc.ClientConn {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(opts...)
-	grpc_health_v1.RegisterHealthServer(srv, h)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(lis) }()
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -121,7 +128,7 @@ func start(t testing.TB, h *health, opts ...grpc.ServerOption) grpc_health_v1.He
 		srv.Stop()
 		<-done
 	})
-	return grpc_health_v1.NewHealthClient(conn)
+	return conn
 }
 
 // recoverUnary is the recovery interceptor every gRPC server should have:
