@@ -88,6 +88,9 @@ func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej 
 	case errors.Is(err, core.ErrInDoubt):
 		e.release(ctx, lk, scope)
 		return reject(ErrInDoubt, err, 0), false
+	case errors.Is(err, core.ErrLockLost):
+		e.release(ctx, lk, scope)
+		return e.lostBeforeRun(err), false
 	}
 	e.release(ctx, lk, scope)
 	_, rej = e.storeFailed(ctx, scope, err)
@@ -142,9 +145,12 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 		return false, nil // the handler has the connection
 	case clientGone(ctx):
 		return false, reject(ErrClientGone, ctx.Err(), 0)
+	case err != nil && !ran && errors.Is(err, core.ErrLockLost):
+		e.release(ctx, lk, scope)
+		return false, e.lostBeforeRun(err)
 	case err != nil && !ran:
-		// The transaction did not begin, or found the lock gone: the
-		// handler did not run, as when the store fails at the acquire.
+		// The transaction did not begin: the handler did not run, as when
+		// the store fails at the acquire.
 		e.release(ctx, lk, scope)
 		if _, rej := e.storeFailed(ctx, scope, err); rej != nil {
 			return false, rej
@@ -163,4 +169,12 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 		return false, nil
 	}
 	return false, reject(ErrNotCommitted, errNotRecordable, 0)
+}
+
+// lostBeforeRun answers a request whose lock lapsed before its handler
+// started: the store answered, so this is no outage to fail open on (the
+// key may be another request's by now, running the same handler), but a
+// key in use: 409, and the retry gets that request's record.
+func (e *Engine) lostBeforeRun(err error) *Rejection {
+	return reject(ErrLocked, err, retryAfter(e.cfg.RetryAfter, 0))
 }
