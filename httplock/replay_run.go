@@ -25,9 +25,13 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 		return e.runInUnit(ctx, w, scope, lk, fingerprint, next, o)
 	}
 	rp := e.replay
-	marked := e.cfg.Locker.MarksRuns()
+	marked, inDoubt := e.cfg.Locker.MarksRuns(), false
 	if marked {
-		switch rej, failOpen := e.markRun(ctx, scope, lk); {
+		var (
+			rej      *Rejection
+			failOpen bool
+		)
+		switch rej, failOpen, inDoubt = e.markRun(ctx, scope, lk); {
 		case rej != nil:
 			return false, rej
 		case failOpen:
@@ -59,9 +63,10 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 			// The record takes the run's mark with it.
 			e.releaseRecording(ctx, lk, scope, resp)
 			return
-		case answered && marked && c.sendable(rp) && !lost:
+		case answered && marked && !inDoubt && c.sendable(rp) && !lost:
 			// A failure the handler answered, which says "try again":
-			// its run left nothing in doubt.
+			// its run left nothing in doubt. A run again over a run in
+			// doubt settled nothing by failing: its mark stays.
 			lk.UnmarkRun(ctx)
 		}
 		// A panic, a response broken off, streamed or too long to
@@ -78,23 +83,23 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 // next request, and the request gets ErrInDoubt. A store that fails to mark
 // is a store that fails: lk is released, and the request gets 503, or,
 // failOpen, runs unlocked.
-func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej *Rejection, failOpen bool) {
+func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej *Rejection, failOpen, inDoubt bool) {
 	mctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
-	_, err := lk.MarkRun(mctx, e.replay.retention, e.replay.doubt)
+	inDoubt, err := lk.MarkRun(mctx, e.replay.retention, e.replay.doubt)
 	cancel()
 	switch {
 	case err == nil:
-		return nil, false
+		return nil, false, inDoubt
 	case errors.Is(err, core.ErrInDoubt):
 		e.release(ctx, lk, scope)
-		return reject(ErrInDoubt, err, 0), false
+		return reject(ErrInDoubt, err, 0), false, true
 	case errors.Is(err, core.ErrLockLost):
 		e.release(ctx, lk, scope)
-		return e.lostBeforeRun(err), false
+		return e.lostBeforeRun(err), false, false
 	}
 	e.release(ctx, lk, scope)
 	_, rej = e.storeFailed(ctx, scope, err)
-	return rej, rej == nil
+	return rej, rej == nil, false
 }
 
 // runInUnit runs next in the store's transaction (core.Lock.RecordInUnit),
