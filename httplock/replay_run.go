@@ -47,7 +47,7 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 	if o != nil {
 		o.outcome, o.w = OutcomeLocked, c
 	}
-	answered := false
+	answered, failed := false, false
 	defer func() {
 		lost := errors.Is(context.Cause(lctx), core.ErrLockLost)
 		if o != nil && lost {
@@ -63,17 +63,19 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 			// The record takes the run's mark with it.
 			e.releaseRecording(ctx, lk, scope, resp)
 			return
-		case answered && marked && !inDoubt && c.sendable(rp) && !lost:
-			// A failure the handler answered, which says "try again":
-			// its run left nothing in doubt. A run again over a run in
-			// doubt settled nothing by failing: its mark stays.
+		case marked && !inDoubt && !lost && (failed || answered && c.sendable(rp)):
+			// A failure the handler answered, which says "try again",
+			// or a run's own failure (ServeRecorded): its run left
+			// nothing in doubt. A run again over a run in doubt settled
+			// nothing by failing: its mark stays.
 			lk.UnmarkRun(ctx)
 		}
 		// A panic, a response broken off, streamed or too long to
 		// record, a lock lost: the mark stays, the run is in doubt.
 		e.release(ctx, lk, scope)
 	}()
-	answered = next(lctx, c) == nil
+	err := next(lctx, c)
+	answered, failed = err == nil, failedCleanly(err)
 	return false, nil
 }
 
@@ -128,11 +130,12 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 			e.release(ctx, lk, scope)
 		}
 	}()
-	ran := false
+	ran, failed := false, false
 	recorded, err := lk.RecordInUnit(lctx, rp.retention, func(uctx context.Context) []byte {
 		ran = true
-		if next(uctx, c) != nil {
-			return nil // broken off: no answer to record
+		if err := next(uctx, c); err != nil {
+			failed = failedCleanly(err)
+			return nil // broken off, or failed: no answer to record
 		}
 		if resp := c.response(rp, fingerprint); resp != nil {
 			return resp.encode()
@@ -169,6 +172,8 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: a handler's transaction did not commit; answering 503", e.cfg.Locker, err,
 			logScope, e.loggedScope(scope), logOutcome, OutcomeNotCommitted)
 		return false, reject(ErrNotCommitted, err, retryAfter(e.cfg.RetryAfter, 0))
+	case failed:
+		return false, nil // the run's own failure, the adapter's answer: rolled back
 	case c.sendable(rp):
 		c.send() // the handler's own failure: its writes rolled back
 		return false, nil
