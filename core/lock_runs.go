@@ -58,7 +58,9 @@ func (lk *Lock) MarkRun(ctx context.Context, retention time.Duration, p DoubtPol
 
 // UnmarkRun clears the mark of lk's run, which ended cleanly without a
 // record (its failure left nothing behind). A mark that stays (the store
-// did not answer) only makes the next holder think the run in doubt.
+// did not answer) only makes the next holder think the run in doubt. Not
+// after a MarkRun that found the run before in doubt: a run again that
+// failed settled nothing, and its mark must stay for the next holder.
 func (lk *Lock) UnmarkRun(ctx context.Context) {
 	if lk == nil {
 		return

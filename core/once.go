@@ -109,12 +109,14 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 	}
 	// clean: fn returned an error that is not recorded, with the lock
 	// still ours: its run left nothing in doubt. A panic is not clean.
+	// A run again over a run in doubt settles nothing by failing: the
+	// mark stays, so that the next holder is told too.
 	clean, recorded := false, false
 	defer func() {
 		if recorded {
 			return
 		}
-		if clean && marks {
+		if clean && marks && !out.InDoubt {
 			lk.unmarkRun(ctx, marker)
 		}
 		_ = lk.ReleaseDetached(ctx)

@@ -18,6 +18,9 @@ func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, reten
 	case errors.Is(err, ErrNotHeld):
 		return false, ErrLockLost
 	case err != nil:
+		if !again {
+			lk.settleUnansweredMark(ctx, m, retention)
+		}
 		return false, unavailable("mark run", ctxErr(ctx), err)
 	case !doubt:
 		return false, nil
@@ -36,4 +39,19 @@ func (lk *Lock) unmarkRun(ctx context.Context, m store.RunMarker) {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lk.locker.releaseTimeout())
 	defer cancel()
 	_ = m.UnmarkRun(uctx, lk.skey, lk.token)
+}
+
+// settleUnansweredMark takes away the mark a MarkRun (without again) may
+// have left though its answer was lost: the run never starts, and its mark
+// would refuse the key for the whole retention. Asked again, MarkRun tells
+// whether the mark there is lk's own (or none: it is lk's now), which is
+// then cleared, or another run's in doubt, which stays as it is. Under
+// RunAgain the lost MarkRun may have replaced another run's mark, so that
+// "lk's own" would not mean "no doubt": there the mark is left.
+func (lk *Lock) settleUnansweredMark(ctx context.Context, m store.RunMarker, retention time.Duration) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lk.locker.releaseTimeout())
+	defer cancel()
+	if doubt, err := m.MarkRun(sctx, lk.skey, lk.token, retention, false); err == nil && !doubt {
+		_ = m.UnmarkRun(sctx, lk.skey, lk.token)
+	}
 }

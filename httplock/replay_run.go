@@ -25,9 +25,13 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 		return e.runInUnit(ctx, w, scope, lk, fingerprint, next, o)
 	}
 	rp := e.replay
-	marked := e.cfg.Locker.MarksRuns()
+	marked, inDoubt := e.cfg.Locker.MarksRuns(), false
 	if marked {
-		switch rej, failOpen := e.markRun(ctx, scope, lk); {
+		var (
+			rej      *Rejection
+			failOpen bool
+		)
+		switch rej, failOpen, inDoubt = e.markRun(ctx, scope, lk); {
 		case rej != nil:
 			return false, rej
 		case failOpen:
@@ -43,7 +47,7 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 	if o != nil {
 		o.outcome, o.w = OutcomeLocked, c
 	}
-	answered := false
+	answered, failed := false, false
 	defer func() {
 		lost := errors.Is(context.Cause(lctx), core.ErrLockLost)
 		if o != nil && lost {
@@ -59,16 +63,19 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 			// The record takes the run's mark with it.
 			e.releaseRecording(ctx, lk, scope, resp)
 			return
-		case answered && marked && c.sendable(rp) && !lost:
-			// A failure the handler answered, which says "try again":
-			// its run left nothing in doubt.
+		case marked && !inDoubt && !lost && (failed || answered && c.sendable(rp)):
+			// A failure the handler answered, which says "try again",
+			// or a run's own failure (ServeRecorded): its run left
+			// nothing in doubt. A run again over a run in doubt settled
+			// nothing by failing: its mark stays.
 			lk.UnmarkRun(ctx)
 		}
 		// A panic, a response broken off, streamed or too long to
 		// record, a lock lost: the mark stays, the run is in doubt.
 		e.release(ctx, lk, scope)
 	}()
-	answered = next(lctx, c) == nil
+	err := next(lctx, c)
+	answered, failed = err == nil, failedCleanly(err)
 	return false, nil
 }
 
@@ -78,20 +85,23 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 // next request, and the request gets ErrInDoubt. A store that fails to mark
 // is a store that fails: lk is released, and the request gets 503, or,
 // failOpen, runs unlocked.
-func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej *Rejection, failOpen bool) {
+func (e *Engine) markRun(ctx context.Context, scope string, lk *core.Lock) (rej *Rejection, failOpen, inDoubt bool) {
 	mctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
-	_, err := lk.MarkRun(mctx, e.replay.retention, e.replay.doubt)
+	inDoubt, err := lk.MarkRun(mctx, e.replay.retention, e.replay.doubt)
 	cancel()
 	switch {
 	case err == nil:
-		return nil, false
+		return nil, false, inDoubt
 	case errors.Is(err, core.ErrInDoubt):
 		e.release(ctx, lk, scope)
-		return reject(ErrInDoubt, err, 0), false
+		return reject(ErrInDoubt, err, 0), false, true
+	case errors.Is(err, core.ErrLockLost):
+		e.release(ctx, lk, scope)
+		return e.lostBeforeRun(err), false, false
 	}
 	e.release(ctx, lk, scope)
 	_, rej = e.storeFailed(ctx, scope, err)
-	return rej, rej == nil
+	return rej, rej == nil, false
 }
 
 // runInUnit runs next in the store's transaction (core.Lock.RecordInUnit),
@@ -120,11 +130,12 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 			e.release(ctx, lk, scope)
 		}
 	}()
-	ran := false
+	ran, failed := false, false
 	recorded, err := lk.RecordInUnit(lctx, rp.retention, func(uctx context.Context) []byte {
 		ran = true
-		if next(uctx, c) != nil {
-			return nil // broken off: no answer to record
+		if err := next(uctx, c); err != nil {
+			failed = failedCleanly(err)
+			return nil // broken off, or failed: no answer to record
 		}
 		if resp := c.response(rp, fingerprint); resp != nil {
 			return resp.encode()
@@ -142,9 +153,12 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 		return false, nil // the handler has the connection
 	case clientGone(ctx):
 		return false, reject(ErrClientGone, ctx.Err(), 0)
+	case err != nil && !ran && errors.Is(err, core.ErrLockLost):
+		e.release(ctx, lk, scope)
+		return false, e.lostBeforeRun(err)
 	case err != nil && !ran:
-		// The transaction did not begin, or found the lock gone: the
-		// handler did not run, as when the store fails at the acquire.
+		// The transaction did not begin: the handler did not run, as when
+		// the store fails at the acquire.
 		e.release(ctx, lk, scope)
 		if _, rej := e.storeFailed(ctx, scope, err); rej != nil {
 			return false, rej
@@ -158,9 +172,19 @@ func (e *Engine) runInUnit(ctx context.Context, w http.ResponseWriter, scope str
 		logBurst(e.cfg.Logger, slog.LevelWarn, "reqlock: a handler's transaction did not commit; answering 503", e.cfg.Locker, err,
 			logScope, e.loggedScope(scope), logOutcome, OutcomeNotCommitted)
 		return false, reject(ErrNotCommitted, err, retryAfter(e.cfg.RetryAfter, 0))
+	case failed:
+		return false, nil // the run's own failure, the adapter's answer: rolled back
 	case c.sendable(rp):
 		c.send() // the handler's own failure: its writes rolled back
 		return false, nil
 	}
 	return false, reject(ErrNotCommitted, errNotRecordable, 0)
+}
+
+// lostBeforeRun answers a request whose lock lapsed before its handler
+// started: the store answered, so this is no outage to fail open on (the
+// key may be another request's by now, running the same handler), but a
+// key in use: 409, and the retry gets that request's record.
+func (e *Engine) lostBeforeRun(err error) *Rejection {
+	return reject(ErrLocked, err, retryAfter(e.cfg.RetryAfter, 0))
 }

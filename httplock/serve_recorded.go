@@ -34,7 +34,7 @@ func (e *Engine) ServeRecorded(ctx context.Context, scope, key string, keyErr er
 	replayed, rej = e.serve(ctx, nil, w, scope, key, keyErr, func(ctx context.Context, hw http.ResponseWriter) error {
 		out, err := run(ctx)
 		if err != nil {
-			return err // no answer to replay
+			return runFailed{err} // no answer to replay, but an end
 		}
 		_, _ = hw.Write(out) // through the capture, when recording
 		return nil
@@ -85,4 +85,19 @@ func (w *recordedWriter) Write(b []byte) (int, error) {
 		w.body = append(w.body[:len(w.body):len(w.body)], b...)
 	}
 	return len(b), nil
+}
+
+// runFailed is a ServeRecorded run's own failure (a unary RPC's status
+// error): the adapter answers with it, so it is an end of the run, which
+// leaves nothing in doubt, and not a response broken off.
+type runFailed struct{ err error }
+
+func (f runFailed) Error() string { return f.err.Error() }
+func (f runFailed) Unwrap() error { return f.err }
+
+// failedCleanly reports whether err, from a handler's run, is a run's own
+// failure that the adapter answers (runFailed).
+func failedCleanly(err error) bool {
+	var f runFailed
+	return errors.As(err, &f)
 }
