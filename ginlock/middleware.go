@@ -49,20 +49,24 @@ func New(cfg httplock.Config) gin.HandlerFunc {
 					c.Delete(lockKey{})
 				}()
 			}
+			var broken bool
 			if w != http.ResponseWriter(orig) { // replay records the response
-				c.Writer = recordingWriter{orig, w}
+				c.Writer = recordingWriter{orig, w, &broken}
 				defer func() { c.Writer = orig }()
 			}
 			n := len(c.Errors)
 			c.Next()
 			if len(c.Errors) > n {
-				// Gin's way to say a handler failed: a render that broke
-				// off half-way (c.DataFromReader, c.JSON over a closed
-				// connection) is noted here, and an error a handler left
-				// for an outer middleware to render is answered after the
-				// lock is gone, not in what passed through w. Neither is
-				// an answer to replay.
-				return c.Errors.Last()
+				// Gin's way to say a handler failed, and neither is an
+				// answer to replay: a render that broke off half-way
+				// (c.DataFromReader, c.JSON over a closed connection),
+				// whose run is in doubt, and an error a handler left for
+				// an outer middleware to render after the lock is gone
+				// (c.AbortWithError), which ends its run.
+				if broken {
+					return c.Errors.Last()
+				}
+				return httplock.Failed(c.Errors.Last())
 			}
 			return nil
 		})

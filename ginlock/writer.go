@@ -16,7 +16,8 @@ import (
 // (the status Gin holds until then, Size, Written) is Gin's.
 type recordingWriter struct {
 	gin.ResponseWriter
-	rec http.ResponseWriter
+	rec    http.ResponseWriter
+	broken *bool // a write to the client failed: the response broke off
 }
 
 // Header is the recording writer's: it holds the handler's headers back
@@ -24,9 +25,18 @@ type recordingWriter struct {
 // (pgstore.WithTx), and is Gin's own map otherwise.
 func (w recordingWriter) Header() http.Header { return w.rec.Header() }
 
-func (w recordingWriter) Write(b []byte) (int, error) { return w.rec.Write(b) }
+func (w recordingWriter) Write(b []byte) (int, error) { return w.noted(w.rec.Write(b)) }
 
-func (w recordingWriter) WriteString(s string) (int, error) { return io.WriteString(w.rec, s) }
+func (w recordingWriter) WriteString(s string) (int, error) {
+	return w.noted(io.WriteString(w.rec, s))
+}
+
+func (w recordingWriter) noted(n int, err error) (int, error) {
+	if err != nil {
+		*w.broken = true
+	}
+	return n, err
+}
 
 // WriteHeaderNow goes through the recording writer so that it notes the
 // headers as the status goes out (c.AbortWithStatus, c.Status then

@@ -34,7 +34,7 @@ func (e *Engine) ServeRecorded(ctx context.Context, scope, key string, keyErr er
 	replayed, rej = e.serve(ctx, nil, w, scope, key, keyErr, func(ctx context.Context, hw http.ResponseWriter) error {
 		out, err := run(ctx)
 		if err != nil {
-			return runFailed{err} // no answer to replay, but an end
+			return Failed(err) // no answer to replay, but an end
 		}
 		_, _ = hw.Write(out) // through the capture, when recording
 		return nil
@@ -87,16 +87,23 @@ func (w *recordedWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// runFailed is a ServeRecorded run's own failure (a unary RPC's status
-// error): the adapter answers with it, so it is an end of the run, which
-// leaves nothing in doubt, and not a response broken off.
+// Failed marks err, returned by the next func an adapter gives
+// ServeResponse, as the handler's own failure, answered by the adapter or
+// the framework outside the engine (a unary RPC's status error, an error
+// Gin's c.AbortWithError left for an outer middleware): the run ended,
+// nothing was cut short, so nothing is recorded and nothing is left in
+// doubt, and a retry runs the handler. An error not marked is a response
+// broken off: the run stays in doubt (ReplayConfig.InDoubt).
+func Failed(err error) error { return runFailed{err} }
+
+// runFailed is Failed's error.
 type runFailed struct{ err error }
 
 func (f runFailed) Error() string { return f.err.Error() }
 func (f runFailed) Unwrap() error { return f.err }
 
 // failedCleanly reports whether err, from a handler's run, is a run's own
-// failure that the adapter answers (runFailed).
+// failure that the adapter answers (Failed).
 func failedCleanly(err error) bool {
 	var f runFailed
 	return errors.As(err, &f)
