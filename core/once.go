@@ -66,8 +66,9 @@ func (e *RecordedError) Is(target error) bool { return target == ErrRecorded }
 //     the record commit together, or neither does, and a holder that lost
 //     its lock cannot commit.
 //   - Elsewhere: a run that lost its lock before its record (a crash, a
-//     pause past its lease, a store that lost the lock), or that panicked,
-//     leaves its outcome unknown. The store remembers that it started
+//     pause past its lease, a store that lost the lock), that panicked, or
+//     that failed once ctx had ended (its caller gone mid-call), leaves its
+//     outcome unknown. The store remembers that it started
 //     (store.RunMarker), and the next holder is told: Outcome.InDoubt, and
 //     with RefuseInDoubt (WithDoubtPolicy) no run but ErrInDoubt; with
 //     RunAgain, the default, fn runs again: at least once.
@@ -108,7 +109,8 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 		}
 	}
 	// clean: fn returned an error that is not recorded, with the lock
-	// still ours: its run left nothing in doubt. A panic is not clean.
+	// still ours and its caller still waiting: its run left nothing in
+	// doubt. A panic is not clean.
 	// A run again over a run in doubt settles nothing by failing: the
 	// mark stays, so that the next holder is told too.
 	clean, recorded := false, false
@@ -128,7 +130,9 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 		if lk.isLost() {
 			return out, joinErrors(ferr, ErrLockLost)
 		}
-		clean = true
+		// Cut short by its caller's context (a deadline, a client gone),
+		// fn may have failed half-way: as much in doubt as a lost lock.
+		clean = ctx.Err() == nil
 		return out, ferr
 	}
 	recorded = true
