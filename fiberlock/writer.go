@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/reqlock/reqlock/httplock"
 	"github.com/valyala/fasthttp"
 )
 
@@ -101,13 +102,12 @@ func (w *writer) Flush() {}
 
 // pass hands the handler's response, which fasthttp holds, to the replay's
 // recording writer hw: its status, its headers as they stand (read again,
-// now) and its body, or, for a streamed body, a flush, which keeps it out
-// of the record.
+// now) and its body; a streamed body is not recorded (httplock.Streamed).
 func (w *writer) pass(hw http.ResponseWriter) {
 	w.header, w.sent, w.held = nil, nil, true
 	hw.WriteHeader(w.resp.StatusCode())
 	if w.resp.IsBodyStream() {
-		_ = http.NewResponseController(hw).Flush()
+		httplock.Streamed(hw) // its bytes never pass hw
 		return
 	}
 	_, _ = hw.Write(w.resp.Body())

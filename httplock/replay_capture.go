@@ -228,6 +228,19 @@ func (c *capture) FlushError() error {
 	return http.NewResponseController(c.w).Flush()
 }
 
+// Streamed tells the engine, through the writer an adapter's next func was
+// given, that the response's body goes out another way than through it (a
+// body stream the framework sends after the chain, as fasthttp's): the
+// response is not recorded, as a flushed one is not. Under the store's
+// transaction (pgstore.WithTx) such a response cannot commit with its
+// record: it is answered 500 not_committed and the handler's writes are
+// rolled back. On another writer it does nothing.
+func Streamed(w http.ResponseWriter) {
+	if c, ok := w.(*capture); ok {
+		c.streamed = true
+	}
+}
+
 // Flush is FlushError for callers that look for http.Flusher.
 func (c *capture) Flush() { _ = c.FlushError() }
 
