@@ -40,7 +40,10 @@ func (r *Rejection) Error() string {
 
 // Unwrap returns the reason and the cause, for errors.Is and errors.As.
 func (r *Rejection) Unwrap() []error {
-	if r.Cause == nil {
+	switch {
+	case r == nil: // a nil *Rejection in an error: no reason, nothing to match
+		return nil
+	case r.Cause == nil:
 		return []error{r.Reason}
 	}
 	return []error{r.Reason, r.Cause}
