@@ -79,7 +79,9 @@
 //     order they came, one per permit given back, and so are those of
 //     several Lockers on a store with PermitLines, woken by releases,
 //     and twice as many waiters as permits on two Lockers all take their
-//     turns, none starved and never more than N at once;
+//     turns, none starved and never more than N at once; both again with
+//     the waiters on two stores New returned, when those share their data
+//     (two clients of one server: two instances);
 //     InspectPermits lists every holder in the order granted; the limit
 //     is each call's own (limit 2 refused while two are held, limit 5
 //     admitted); a key's permits and its lock never meet; with the Slow hook, a permit

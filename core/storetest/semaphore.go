@@ -22,6 +22,8 @@ var semaphorePromises = []promise{
 	{"line-in-turn", limited(semaphoreLineInTurn)},
 	{"line-across-lockers", limited(semaphoreLineAcrossLockers)},
 	{"line-turns", limited(semaphoreLineTurns)},
+	{"line-across-stores", limited(semaphoreLineAcrossStores)},
+	{"line-turns-across-stores", limited(semaphoreLineTurnsAcrossStores)},
 	{"inspect", limited(semaphoreInspect)},
 	{"limits-per-call", semaphoreLimitsPerCall},
 	{"apart-from-locks", limited(semaphoreApartFromLocks)},

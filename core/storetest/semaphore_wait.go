@@ -35,6 +35,21 @@ func semaphoreLineAcrossLockers(t *testing.T, h Harness, n int) {
 	lineInTurn(t, f, holders, func(i int) *core.Semaphore { return waiters[i] })
 }
 
+// The same with the waiters on two stores of the harness's (two clients of
+// the same data, as two processes have), alternately, and the holders on
+// the first: each release, through one client, wakes a waiter of another.
+func semaphoreLineAcrossStores(t *testing.T, h Harness, n int) {
+	f := open(t, h)
+	as[store.PermitLines](f, "store.PermitLines", "its Semaphores' waiters do not stand in one line across instances, but poll")
+	stores := [2]core.Store{f.twin(), f.s}
+	holders := f.locker(core.WithTTL(h.long())).Semaphore(n)
+	waiters := make([]*core.Semaphore, 3)
+	for i := range waiters {
+		waiters[i] = f.lockerOn(stores[i%2], core.WithTTL(h.long()), core.WithRetry(backoff.Constant(time.Minute))).Semaphore(n)
+	}
+	lineInTurn(t, f, holders, func(i int) *core.Semaphore { return waiters[i] })
+}
+
 // lineInTurn fills key's n permits through sem, starts three waiters,
 // each through waiter(i), one after the other, and releases the permits
 // one at a time: each release must admit the next waiter in arrival order.
