@@ -442,22 +442,63 @@ LANGUAGE sql AS $$
   SELECT pg_advisory_xact_lock(1919250803, hashtext(p_key)) -- 'rqps'
 $$;
 
+-- The lines of waiters for permits: one row per waiter of a key, by
+-- arrival (joined, then waiter). A waiter keeps its place while it keeps
+-- asking: one that has not asked by until (it died, or was paused) has
+-- left, and is pruned by the key's next acquire and by
+-- reqlock_purge_permits.
+CREATE TABLE IF NOT EXISTS reqlock_permit_waiters (
+  key    text NOT NULL,
+  waiter text NOT NULL, -- '<instance>/<wait>'
+  joined timestamptz NOT NULL,
+  until  timestamptz NOT NULL,
+  PRIMARY KEY (key, waiter)
+);
+CREATE INDEX IF NOT EXISTS reqlock_permit_waiters_until ON reqlock_permit_waiters (until);
+
+-- reqlock_tell_permit_heads wakes the first p_n waiters of p_key's line
+-- still keeping their places, at most 16. The caller holds the key's
+-- permit lock.
+CREATE OR REPLACE FUNCTION reqlock_tell_permit_heads(p_key text, p_n int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  w text;
+BEGIN
+  FOR w IN SELECT waiter FROM reqlock_permit_waiters
+      WHERE key = p_key AND until > clock_timestamp()
+      ORDER BY joined, waiter LIMIT least(p_n, 16) LOOP
+    PERFORM reqlock_tell(p_key, w, NULL);
+  END LOOP;
+END
+$$;
+
 -- reqlock_acquire_permit takes a permit of p_key for p_token, for
--- p_ttl_ms, if fewer than p_limit live permits are held. o_fence > 0:
--- taken (or p_token's own, its lease only growing); 0: full, the shortest
--- lease left is o_remaining_ms; -1: this acquire was cancelled before it
--- landed, nothing taken.
+-- p_ttl_ms, if fewer than p_limit live permits are held and the line lets
+-- the caller in: a caller outside it is admitted only while the places
+-- left outnumber the waiters, a waiter (p_waiter) only while fewer
+-- waiters stand ahead of it than places are left. A refused waiter joins
+-- the line, once, and keeps its place for p_keep_ms from each ask. A
+-- waiter admitted with places still left wakes the next in line.
+--
+-- o_fence > 0: taken (or p_token's own, its lease only growing); 0:
+-- refused, the shortest lease left is o_remaining_ms (0 when the places
+-- left are the line's); -1: this acquire was cancelled (or its waiter
+-- left) before it landed, nothing taken and no place in line.
 CREATE OR REPLACE FUNCTION reqlock_acquire_permit(p_key text, p_token text, p_ttl_ms bigint, p_limit int,
-  OUT o_fence bigint, OUT o_remaining_ms bigint)
+  p_waiter text, p_keep_ms bigint, OUT o_fence bigint, OUT o_remaining_ms bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   t timestamptz;
   n int;
   first timestamptz;
+  waiting int;
+  ahead int;
+  mine timestamptz;
 BEGIN
   PERFORM reqlock_permit_lock(p_key);
   t := clock_timestamp();
-  PERFORM 1 FROM reqlock_permit_cancels WHERE key = p_key AND token = p_token AND until > t;
+  PERFORM 1 FROM reqlock_permit_cancels WHERE key = p_key AND until > t
+    AND token IN (p_token, '~' || p_waiter);
   IF FOUND THEN
     o_fence := -1;
     RETURN;
@@ -468,15 +509,84 @@ BEGIN
   IF FOUND THEN
     RETURN;
   END IF;
+  DELETE FROM reqlock_permit_waiters WHERE key = p_key AND until <= t;
   SELECT count(*), min(expires) INTO n, first FROM reqlock_permits WHERE key = p_key;
-  IF n >= p_limit THEN
+  SELECT count(*) INTO waiting FROM reqlock_permit_waiters WHERE key = p_key;
+  ahead := waiting;
+  IF p_waiter IS NOT NULL AND waiting > 0 THEN
+    SELECT joined INTO mine FROM reqlock_permit_waiters WHERE key = p_key AND waiter = p_waiter;
+    IF FOUND THEN
+      SELECT count(*) INTO ahead FROM reqlock_permit_waiters
+        WHERE key = p_key AND (joined, waiter) < (mine, p_waiter);
+    END IF;
+  END IF;
+  IF n >= p_limit OR ahead >= p_limit - n THEN
+    IF p_waiter IS NOT NULL THEN
+      INSERT INTO reqlock_permit_waiters (key, waiter, joined, until)
+        VALUES (p_key, p_waiter, t, t + p_keep_ms * interval '1 millisecond')
+        ON CONFLICT (key, waiter) DO UPDATE SET until = EXCLUDED.until;
+    END IF;
     o_fence := 0;
-    o_remaining_ms := reqlock_ms(first - t);
+    o_remaining_ms := CASE WHEN n >= p_limit THEN reqlock_ms(first - t) ELSE 0 END;
     RETURN;
   END IF;
   INSERT INTO reqlock_permits (key, token, expires, fence)
     VALUES (p_key, p_token, t + p_ttl_ms * interval '1 millisecond', nextval('reqlock_fence'))
     RETURNING fence INTO o_fence;
+  IF mine IS NOT NULL THEN
+    DELETE FROM reqlock_permit_waiters WHERE key = p_key AND waiter = p_waiter;
+    waiting := waiting - 1;
+  END IF;
+  -- Places still left go to the waiters next in line.
+  IF waiting > 0 AND p_limit - n > 1 THEN
+    PERFORM reqlock_tell_permit_heads(p_key, p_limit - n - 1);
+  END IF;
+END
+$$;
+
+-- The acquire of stores of earlier versions, which knew no line: it is
+-- one from outside the line.
+CREATE OR REPLACE FUNCTION reqlock_acquire_permit(p_key text, p_token text, p_ttl_ms bigint, p_limit int,
+  OUT o_fence bigint, OUT o_remaining_ms bigint)
+LANGUAGE sql AS $$
+  SELECT * FROM reqlock_acquire_permit(p_key, p_token, p_ttl_ms, p_limit, NULL, 0)
+$$;
+
+-- reqlock_release_permit gives p_token's permit back and wakes the head
+-- of the line. True when the permit was live; an expired one of the token
+-- goes too. The key's permit lock makes a waiter's refusal and its place
+-- in line visible to the release that follows it, so no wake-up is lost.
+CREATE OR REPLACE FUNCTION reqlock_release_permit(p_key text, p_token text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  live boolean;
+BEGIN
+  PERFORM reqlock_permit_lock(p_key);
+  DELETE FROM reqlock_permits WHERE key = p_key AND token = p_token
+    RETURNING expires > clock_timestamp() INTO live;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  PERFORM reqlock_tell_permit_heads(p_key, 1);
+  RETURN live;
+END
+$$;
+
+-- reqlock_leave_permit_line takes p_waiter out of p_key's line, wakes the
+-- waiter now at its head, and leaves p_waiter's cancel marker ('~' ||
+-- p_waiter) for p_marker_ms: an attempt of it that lands later neither
+-- takes a permit nor stands in line again.
+CREATE OR REPLACE FUNCTION reqlock_leave_permit_line(p_key text, p_waiter text, p_marker_ms bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM reqlock_permit_lock(p_key);
+  INSERT INTO reqlock_permit_cancels (key, token, until)
+    VALUES (p_key, '~' || p_waiter, clock_timestamp() + p_marker_ms * interval '1 millisecond')
+    ON CONFLICT (key, token) DO UPDATE SET until = greatest(reqlock_permit_cancels.until, EXCLUDED.until);
+  DELETE FROM reqlock_permit_waiters WHERE key = p_key AND waiter = p_waiter;
+  IF FOUND THEN
+    PERFORM reqlock_tell_permit_heads(p_key, 1);
+  END IF;
 END
 $$;
 
@@ -494,13 +604,17 @@ BEGIN
     ON CONFLICT (key, token) DO UPDATE SET until = greatest(reqlock_permit_cancels.until, EXCLUDED.until);
   DELETE FROM reqlock_permits WHERE key = p_key AND token = p_token
     RETURNING expires > clock_timestamp() INTO live;
+  IF FOUND THEN
+    PERFORM reqlock_tell_permit_heads(p_key, 1);
+  END IF;
   RETURN coalesce(live, false);
 END
 $$;
 
--- reqlock_purge_permits deletes up to p_limit expired permits and up to
--- p_limit lapsed cancel markers, skipping rows in use; it returns the
--- larger count, as reqlock_purge does.
+-- reqlock_purge_permits deletes up to p_limit expired permits, up to
+-- p_limit lapsed cancel markers and up to p_limit waiters that stopped
+-- asking, skipping rows in use; it returns the largest count, as
+-- reqlock_purge does.
 CREATE OR REPLACE FUNCTION reqlock_purge_permits(p_limit int) RETURNS int
 LANGUAGE sql AS $$
   WITH p AS (
@@ -512,6 +626,11 @@ LANGUAGE sql AS $$
     DELETE FROM reqlock_permit_cancels WHERE (key, token) IN (
       SELECT key, token FROM reqlock_permit_cancels WHERE until < clock_timestamp()
       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1),
+  w AS (
+    DELETE FROM reqlock_permit_waiters WHERE (key, waiter) IN (
+      SELECT key, waiter FROM reqlock_permit_waiters WHERE until < clock_timestamp()
+      LIMIT p_limit FOR UPDATE SKIP LOCKED)
     RETURNING 1)
-  SELECT greatest((SELECT count(*) FROM p), (SELECT count(*) FROM c))::int
+  SELECT greatest((SELECT count(*) FROM p), (SELECT count(*) FROM c), (SELECT count(*) FROM w))::int
 $$;

@@ -11,18 +11,19 @@ import (
 )
 
 // The permits of a key (store.Semaphores) are rows of reqlock_permits,
-// apart from its lock's row. An acquire is one call of
-// reqlock_acquire_permit, which serialises a key's acquires with a
-// transaction-level advisory lock; release, extend, TTL and inspect are
+// apart from its lock's row, and its line of waiters rows of
+// reqlock_permit_waiters (semaphore_lines.go). An acquire, a release, a
+// cancel and a leave are one function call each, which serialises them per
+// key with a transaction-level advisory lock; extend, TTL and inspect are
 // one statement each.
 const (
-	permitAcquireSQL = `SELECT o_fence, o_remaining_ms FROM reqlock_acquire_permit($1, $2, $3, $4)`
+	permitAcquireSQL = `SELECT o_fence, o_remaining_ms FROM reqlock_acquire_permit($1, $2, $3, $4, $5, $6)`
 	permitCancelSQL  = `SELECT reqlock_cancel_permit($1, $2, $3)`
 	permitPurgeSQL   = `SELECT reqlock_purge_permits($1)`
-	// An expired permit of the token goes too, answered as not held.
-	permitReleaseSQL = `DELETE FROM reqlock_permits WHERE key = $1 AND token = $2
-		RETURNING expires > clock_timestamp()`
-	permitTTLSQL = `SELECT reqlock_ms(expires - clock_timestamp()) FROM reqlock_permits
+	// An expired permit of the token goes too, answered as not held; the
+	// head of the line is woken.
+	permitReleaseSQL = `SELECT reqlock_release_permit($1, $2)`
+	permitTTLSQL     = `SELECT reqlock_ms(expires - clock_timestamp()) FROM reqlock_permits
 		WHERE key = $1 AND token = $2 AND expires > clock_timestamp()`
 	// The lease only grows, as for locks.
 	permitExtendSQL = `UPDATE reqlock_permits p
@@ -36,10 +37,18 @@ const (
 
 var _ contract.Semaphores = (*Store)(nil)
 
-// AcquirePermit implements store.Semaphores.
+// AcquirePermit implements store.Semaphores: a caller outside the line of
+// waiters is admitted only while the places left outnumber them.
 func (s *Store) AcquirePermit(ctx context.Context, l contract.Lease, limit int) (contract.Grant, error) {
+	return s.acquirePermit(ctx, l, limit, nil)
+}
+
+// acquirePermit runs reqlock_acquire_permit for waiter (nil: not in line),
+// which joins the line when refused.
+func (s *Store) acquirePermit(ctx context.Context, l contract.Lease, limit int, waiter *string) (contract.Grant, error) {
 	var fence, remaining *int64
-	err := s.run(ctx, stmt{sql: permitAcquireSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds(), limit},
+	err := s.run(ctx, stmt{sql: permitAcquireSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds(), limit,
+		waiter, PermitLineKeep.Milliseconds()},
 		row: func(r pgx.Row) error { return r.Scan(&fence, &remaining) }})
 	if err != nil {
 		return contract.Grant{}, s.wrap("acquire permit", err)
@@ -58,26 +67,25 @@ func (s *Store) ExtendPermits(ctx context.Context, leases []contract.Lease) []co
 	return s.extend(ctx, permitExtendSQL, "extend permit", leases)
 }
 
-// ReleasePermit implements store.Semaphores; now and then it also purges
-// expired permits and cancel markers (WithSweep's period and limit).
+// ReleasePermit implements store.Semaphores: the permit goes, and the head
+// of the key's line is woken. Now and then it also purges expired permits,
+// cancel markers and silent waiters (WithSweep's period and limit).
 func (s *Store) ReleasePermit(ctx context.Context, key, token string) error {
-	var live bool
+	var live *bool
 	err := s.run(ctx, stmt{sql: permitReleaseSQL, args: []any{rowKey(key), token},
 		row: func(r pgx.Row) error { return r.Scan(&live) }})
 	s.sweepPermits(ctx)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return contract.ErrNotHeld
 	case err != nil:
 		return s.wrap("release permit", err)
-	case !live:
+	case live == nil || !*live:
 		return contract.ErrNotHeld
 	}
 	return nil
 }
 
-// CancelPermit implements store.Semaphores: the permit goes, and the
-// token's marker stays for a lease.
+// CancelPermit implements store.Semaphores: the permit goes (waking the
+// head of the line), and the token's marker stays for a lease.
 func (s *Store) CancelPermit(ctx context.Context, l contract.Lease) error {
 	var live bool
 	err := s.run(ctx, stmt{sql: permitCancelSQL, args: []any{rowKey(l.Key), l.Token, keepLine(l.TTL).Milliseconds()},
