@@ -60,6 +60,7 @@ const abandonAfter = time.Second
 // the store's other waiters keep that lease alive.
 type orphan struct {
 	key, waiter string
+	lk          string // its line key
 	rev         int64
 	lease       *lease
 }
@@ -67,7 +68,8 @@ type orphan struct {
 // wait is one waiter of this store standing in a key's line.
 type wait struct {
 	key   string
-	rev   int64 // create revision of its line key
+	lk    string // its line key: in the lock's line, or a permit line
+	rev   int64  // create revision of its line key
 	lease *lease
 	stop  context.CancelFunc // ends its watch
 	seen  time.Time          // its last attempt
@@ -148,7 +150,7 @@ func (ls *lines) queued(waiter, key, lk string, holder *mvccpb.KeyValue, lineKVs
 	if old := ls.waits[waiter]; old != nil && old.stop != nil {
 		old.stop()
 	}
-	ls.waits[waiter] = &wait{key: key, rev: rev, lease: l, stop: stop, seen: time.Now()}
+	ls.waits[waiter] = &wait{key: key, lk: lk, rev: rev, lease: l, stop: stop, seen: time.Now()}
 	if !ls.keeping {
 		ls.keeping = true
 		go ls.keepAlive()
@@ -230,7 +232,7 @@ func (ls *lines) orphaned(waiter string, w *wait) {
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	ls.orphans = append(ls.orphans, orphan{w.key, waiter, w.rev, w.lease})
+	ls.orphans = append(ls.orphans, orphan{w.key, waiter, w.lk, w.rev, w.lease})
 	if !ls.keeping {
 		ls.keeping = true
 		go ls.keepAlive()
@@ -254,7 +256,7 @@ func (ls *lines) dropOrphans(more []orphan) {
 	ls.mu.Unlock()
 	var left []orphan
 	for _, o := range todo {
-		if ls.s.dropFromLine(o.key, o.waiter, o.rev) == nil {
+		if ls.s.dropFromLine(o.lk, o.rev) == nil {
 			continue
 		}
 		// A lease this store does not know, it does not keep alive: the
@@ -288,7 +290,7 @@ func (ls *lines) keepAlive() {
 		for id, w := range ls.waits {
 			instance, _, _ := strings.Cut(id, "/")
 			if sb := ls.subs[instance]; (sb == nil || sb.holders == 0) && now.Sub(w.seen) > abandonAfter {
-				abandoned = append(abandoned, orphan{w.key, id, w.rev, w.lease})
+				abandoned = append(abandoned, orphan{w.key, id, w.lk, w.rev, w.lease})
 				if w.stop != nil {
 					w.stop()
 				}
@@ -382,12 +384,12 @@ func (u subscription) Hold(context.Context) (func(), error) {
 	}, nil
 }
 
-// dropFromLine takes a waiter out of key's line, if it still stands there
-// under revision rev, and so frees the lock if it held it as the head.
-func (s *Store) dropFromLine(key, waiter string, rev int64) error {
+// dropFromLine takes a waiter out of a line, if its line key lk still
+// stands there under revision rev, and so frees the lock if it held it as
+// the head.
+func (s *Store) dropFromLine(lk string, rev int64) error {
 	ctx, cancel := context.WithTimeout(s.c.Ctx(), abandonAfter)
 	defer cancel()
-	lk := lineKey(key, waiter)
 	_, err := s.c.Txn(reqCtx(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(lk), "=", rev)).
 		Then(clientv3.OpDelete(lk)).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqlock/reqlock/core/store"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -21,7 +22,10 @@ import (
 //	                         of its own, which is its lease; its create
 //	                         revision is the fence
 //	K/permit-cancel/<hash>   a cancel marker: an acquire with that token
-//	                         takes nothing while it lives
+//	                         (or of that waiter, '~' + waiter) takes
+//	                         nothing while it lives
+//	K/permit-line/<waiter>   a waiter in the permits' line, on its store's
+//	                         line lease (semaphore_lines.go)
 //
 // etcd cannot count keys inside a transaction, so an acquire reads the
 // permits, and puts its own only if no permit was put since that read (a
@@ -42,67 +46,187 @@ func tokenHash(token string) string {
 
 var _ store.Semaphores = (*Store)(nil)
 
-// AcquirePermit implements store.Semaphores: a read of the key's permits,
-// then, if fewer than limit, a lease and a transaction that puts the
-// permit unless another was put since the read; three round trips, and
-// again from the read if one was.
+// AcquirePermit implements store.Semaphores: a read of the key's permits
+// and its line, then, if fewer than limit are held and the places left
+// outnumber the waiters, a lease and a transaction that puts the permit
+// unless another was put, or a waiter joined, since the read; three round
+// trips, and again from the read if one was.
 func (s *Store) AcquirePermit(ctx context.Context, l store.Lease, limit int) (store.Grant, error) {
+	return s.acquirePermit(ctx, l, limit, "")
+}
+
+// acquirePermit is AcquirePermit for waiter ("" for none): refused, it
+// joins the key's permit line (semaphore_lines.go), once, and watches what
+// it waits for.
+func (s *Store) acquirePermit(ctx context.Context, l store.Lease, limit int, waiter string) (store.Grant, error) {
 	ctx, done := s.call(ctx)
 	defer done()
 	start := time.Now()
-	pk, prefix := permitKey(l.Key, l.Token), permitPrefix(l.Key)
+	pk, prefix, lp := permitKey(l.Key, l.Token), permitPrefix(l.Key), permitLinePrefix(l.Key)
+	// Neither this attempt nor its waiter was cancelled (a waiter that left
+	// leaves a marker too): an attempt that lands late takes nothing, and
+	// stands in no line.
+	unmarked := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(permitMarkerKey(l.Key, l.Token)), "=", 0)}
+	marks := []clientv3.Op{clientv3.OpGet(permitMarkerKey(l.Key, l.Token), clientv3.WithCountOnly())}
+	var lk string
+	if waiter != "" {
+		lk = permitLineKey(l.Key, waiter)
+		wm := permitMarkerKey(l.Key, handedOverToken(waiter))
+		unmarked = append(unmarked, clientv3.Compare(clientv3.CreateRevision(wm), "=", 0))
+		marks = append(marks, clientv3.OpGet(wm, clientv3.WithCountOnly()))
+		if err := s.lines.alive(waiter, start); err != nil {
+			// Its place went with the lease it stood on (its process was
+			// paused, say): it stands in line again, at the back.
+			if w := s.lines.take(waiter); w != nil {
+				if err := s.dropFromLine(w.lk, w.rev); err != nil {
+					return store.Grant{}, s.failure("acquire permit", err)
+				}
+			}
+		}
+	}
+	marked := func(resps []*pb.ResponseOp) bool {
+		for _, r := range resps {
+			if r.GetResponseRange().Count > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	var id clientv3.LeaseID
 	defer func() {
 		if id != clientv3.NoLease { // granted, then not used
 			_, _ = s.c.Revoke(ctx, id)
 		}
 	}()
+	lineRead := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)}
+	joins := 0
 	for {
-		r, err := s.c.Get(reqCtx(ctx), prefix, clientv3.WithPrefix())
+		r, err := s.c.Txn(reqCtx(ctx)).Then(clientv3.OpGet(prefix, clientv3.WithPrefix()), clientv3.OpGet(lp, lineRead...)).Commit()
 		if err != nil {
 			return store.Grant{}, s.failure("acquire permit", err)
 		}
-		holders := r.Kvs
+		holders, line := r.Responses[0].GetResponseRange().Kvs, r.Responses[1].GetResponseRange().Kvs
 		for _, kv := range holders {
 			if kv.Lease != 0 && string(kv.Value) == l.Token {
 				// Our own: a copy of this attempt got here first.
 				return store.Grant{Fence: uint64(kv.CreateRevision), Validity: store.Validity(l.TTL)}, nil
 			}
 		}
-		if len(holders) >= limit {
-			return store.Grant{}, s.full(ctx, holders)
+		// The places left, and the waiters ahead of this caller.
+		room, place := limit-len(holders), linePlace(line, lk)
+		ahead := len(line)
+		if place >= 0 {
+			ahead = place
 		}
-		if id == clientv3.NoLease {
-			g, err := s.c.Grant(reqCtx(ctx), seconds(l.TTL))
+		if room > 0 && ahead < room {
+			if id == clientv3.NoLease {
+				g, err := s.c.Grant(reqCtx(ctx), seconds(l.TTL))
+				if err != nil {
+					return store.Grant{}, s.failure("acquire permit", err)
+				}
+				id = g.ID
+			}
+			cond := append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(prefix), "<", r.Header.Revision+1).WithPrefix()}, unmarked...)
+			take := []clientv3.Op{clientv3.OpPut(pk, l.Token, clientv3.WithLease(id))}
+			if place >= 0 {
+				// Still in its place; leaving it wakes the one behind.
+				cond = append(cond, clientv3.Compare(clientv3.CreateRevision(lk), "=", line[place].CreateRevision))
+				take = append(take, clientv3.OpDelete(lk))
+			} else {
+				// Nobody joined the line since the read.
+				cond = append(cond, clientv3.Compare(clientv3.CreateRevision(lp), "<", r.Header.Revision+1).WithPrefix())
+			}
+			t, err := s.c.Txn(reqCtx(ctx)).If(cond...).Then(take...).Else(marks...).Commit()
 			if err != nil {
 				return store.Grant{}, s.failure("acquire permit", err)
 			}
-			id = g.ID
+			if t.Succeeded {
+				s.permitLeases.Store(l.Token, id)
+				id = clientv3.NoLease
+				if waiter != "" {
+					s.lines.done(waiter)
+				}
+				// The lease was granted after start: it runs at least its
+				// whole length from then.
+				return store.Grant{Fence: uint64(t.Header.Revision), Validity: store.Validity(min(l.TTL, time.Duration(seconds(l.TTL))*time.Second))}, nil
+			}
+			if marked(t.Responses) {
+				return store.Grant{}, s.failure("acquire permit", errCancelledPermit)
+			}
+			if time.Since(start) > l.TTL {
+				// Contended for longer than a lease: say full, and let the
+				// caller's retry policy space the attempts.
+				return store.Grant{}, &store.NotObtainedError{}
+			}
+			continue
 		}
-		t, err := s.c.Txn(reqCtx(ctx)).If(
-			clientv3.Compare(clientv3.ModRevision(prefix), "<", r.Header.Revision+1).WithPrefix(),
-			clientv3.Compare(clientv3.CreateRevision(permitMarkerKey(l.Key, l.Token)), "=", 0),
-		).Then(clientv3.OpPut(pk, l.Token, clientv3.WithLease(id))).
-			Else(clientv3.OpGet(permitMarkerKey(l.Key, l.Token), clientv3.WithCountOnly())).Commit()
-		if err != nil {
-			return store.Grant{}, s.failure("acquire permit", err)
+		refused := func() error {
+			if room > 0 {
+				return &store.NotObtainedError{} // the places left are the line's
+			}
+			return s.full(ctx, holders)
 		}
-		if t.Succeeded {
-			s.permitLeases.Store(l.Token, id)
-			id = clientv3.NoLease
-			// The lease was granted after start: it runs at least its
-			// whole length from then.
-			return store.Grant{Fence: uint64(t.Header.Revision), Validity: store.Validity(min(l.TTL, time.Duration(seconds(l.TTL))*time.Second))}, nil
+		if waiter == "" {
+			return store.Grant{}, refused()
 		}
-		if t.Responses[0].GetResponseRange().Count > 0 {
-			return store.Grant{}, s.failure("acquire permit", errCancelledPermit)
+		if place < 0 {
+			if joins == 2 {
+				// Joined twice, and gone from the line by the next read
+				// (its line lease ended): the caller tries again.
+				return store.Grant{}, refused()
+			}
+			joins++
+			wl, err := s.lineLeases.current(ctx, lineTTL(l.TTL))
+			if err != nil {
+				return store.Grant{}, err
+			}
+			t, err := s.c.Txn(reqCtx(ctx)).
+				If(append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(lk), "=", 0)}, unmarked...)...).
+				Then(clientv3.OpPut(lk, "", clientv3.WithLease(wl.id)), clientv3.OpGet(lp, lineRead...)).
+				Else(append([]clientv3.Op{clientv3.OpGet(lp, lineRead...)}, marks...)...).Commit()
+			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+				// etcd ended the line lease before our clock said it
+				// could: mark it so, and join on a new one.
+				_ = s.lineLeases.keepAlive(ctx, wl, forceRenewal)
+				continue
+			}
+			if err != nil {
+				return store.Grant{}, s.failure("acquire permit", err)
+			}
+			resps := t.Responses
+			if t.Succeeded {
+				resps = resps[1:]
+			} else if marked(resps[1:]) {
+				return store.Grant{}, s.failure("acquire permit", errCancelledPermit)
+			}
+			line = resps[0].GetResponseRange().Kvs
+			if place = linePlace(line, lk); place < 0 || place < room {
+				// Gone already, or the line moved up meanwhile: look again.
+				continue
+			}
 		}
-		if time.Since(start) > l.TTL {
-			// Contended for longer than a lease: say full, and let the
-			// caller's retry policy space the attempts.
-			return store.Grant{}, &store.NotObtainedError{}
+		pred, predRev := "", int64(0)
+		if place > 0 {
+			pred, predRev = string(line[place-1].Key), line[place-1].CreateRevision
+		}
+		s.lines.queuedPermit(l.Key, waiter, lk, line[place], pred, predRev, holders)
+		return store.Grant{}, refused()
+	}
+}
+
+// linePlace is the index of line key lk in line, -1 if it is not there
+// (or lk is "").
+func linePlace(line []*mvccpb.KeyValue, lk string) int {
+	if lk == "" {
+		return -1
+	}
+	for i, kv := range line {
+		if string(kv.Key) == lk {
+			return i
 		}
 	}
+	return -1
 }
 
 // errCancelledPermit is a permit acquire that landed after it was
