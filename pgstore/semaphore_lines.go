@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	contract "github.com/reqlock/reqlock/core/store"
 )
 
@@ -38,7 +40,8 @@ func (s *Store) AcquirePermitQueued(ctx context.Context, l contract.Lease, limit
 // still on its way takes nothing when it lands (it neither joins the line
 // again nor takes a permit). One round trip.
 func (s *Store) LeavePermitLine(ctx context.Context, key, waiter string) error {
-	err := s.run(ctx, stmt{sql: permitLeaveSQL, args: []any{rowKey(key), waiter, leaveMarker.Milliseconds()}})
+	err := s.run(ctx, stmt{sql: permitLeaveSQL, args: []any{rowKey(key), waiter, leaveMarker.Milliseconds()},
+		tag: func(pgconn.CommandTag) error { return nil }})
 	if err != nil {
 		return s.wrap("leave permit line", err)
 	}
