@@ -48,7 +48,7 @@ func (s *Store) AcquirePermit(ctx context.Context, l contract.Lease, limit int) 
 func (s *Store) acquirePermit(ctx context.Context, l contract.Lease, limit int, waiter *string) (contract.Grant, error) {
 	var fence, remaining *int64
 	err := s.run(ctx, stmt{sql: permitAcquireSQL, args: []any{rowKey(l.Key), l.Token, l.TTL.Milliseconds(), limit,
-		waiter, PermitLineKeep.Milliseconds()},
+		waiter, contract.PermitLineKeep.Milliseconds()},
 		row: func(r pgx.Row) error { return r.Scan(&fence, &remaining) }})
 	if err != nil {
 		return contract.Grant{}, s.wrap("acquire permit", err)

@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"time"
-
 	"github.com/jackc/pgx/v5/pgconn"
 
 	contract "github.com/reqlock/reqlock/core/store"
@@ -16,16 +14,9 @@ import (
 // wakes the head of the line with a NOTIFY on its instance's channel, as
 // a lock's release does (reqlock_tell), and a waiter admitted with places
 // still left wakes the next ones; the NOTIFY goes out as the call
-// commits.
+// commits. A waiter keeps its place for store.PermitLineKeep from each ask.
 
 var _ contract.PermitLines = (*Store)(nil)
-
-// PermitLineKeep is how long a waiter in a permit line keeps its place
-// without asking, as redisstore.PermitLineKeep: a Semaphore's waiter asks
-// at least every store.HandOffTimeout and a half while it waits (unless its
-// retry policy waits longer), so one whose process died or was paused
-// holds up no place for longer.
-const PermitLineKeep = 2 * time.Second
 
 const permitLeaveSQL = `SELECT reqlock_leave_permit_line($1, $2, $3)`
 
