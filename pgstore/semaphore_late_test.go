@@ -1,7 +1,9 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -74,9 +76,16 @@ func TestLatePermitLineJoinTakesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	land := holdNext(t, p, direct)
+	// The caller found the key full, and waits in line from its next
+	// attempt on; the keeping wait asks now and then: hold the first
+	// statement for this key, letting the others through.
+	_, err = sem.TryObtain(ctx, "k")
+	if !errors.Is(err, core.ErrNotObtained) {
+		t.Fatalf("TryObtain of a full key: %v, want ErrNotObtained", err)
+	}
+	land := holdFor(t, p, direct, []byte(skey))
 	short, giveUp := context.WithTimeout(ctx, 200*time.Millisecond)
-	if lk, err := sem.Obtain(short, "k"); err == nil {
+	if lk, err := sem.ObtainAfter(short, "k", err); err == nil {
 		_ = lk.Release(ctx)
 		t.Fatal("obtained a permit of a full key")
 	}
@@ -115,6 +124,50 @@ func TestLatePermitLineJoinTakesNothing(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the live waiter was not admitted by the release: something stands in line ahead of it")
+	}
+}
+
+// holdFor holds the first chunk sent upstream through p that carries
+// mark, letting every chunk before it through, and returns a func that
+// lets it land and waits until the server has run it, as holdNext does.
+func holdFor(t *testing.T, p *faultproxy.Proxy, s *pgstore.Store, mark []byte) func() {
+	t.Helper()
+	var held *faultproxy.Held
+	found := make(chan struct{})
+	h := p.HoldNext(faultproxy.Upstream)
+	go func() {
+		defer close(found)
+		for {
+			select {
+			case <-h.Captured():
+			case <-time.After(10 * time.Second):
+				h.Release()
+				return
+			}
+			if bytes.Contains(h.Bytes(), mark) {
+				held = h
+				return
+			}
+			next := p.HoldNext(faultproxy.Upstream)
+			h.Release()
+			h = next
+		}
+	}()
+	t.Cleanup(func() {
+		<-found
+		if held != nil {
+			held.Release()
+		}
+	})
+	return func() {
+		t.Helper()
+		<-found
+		if held == nil {
+			t.Fatal("no statement for the key was held")
+		}
+		held.Release()
+		time.Sleep(100 * time.Millisecond)
+		waitIdle(t, s)
 	}
 }
 
