@@ -75,8 +75,8 @@ const PermitLineKeep = 2 * time.Second
 // caller outside the line is admitted only while the places left outnumber
 // the waiters, and a waiter only while fewer waiters stand ahead of it than
 // places are left; a release wakes the head of the line through its
-// Locker's subscription. redisstore.Store and memorystore.Store
-// implement it.
+// Locker's subscription. Every store of this module implements it:
+// memorystore, redisstore, pgstore and etcdstore.
 type PermitLines interface {
 	// AcquirePermitQueued is AcquirePermit for waiter ('<instance>/<wait>',
 	// as for Waker): refused, it joins the key's line, once, and keeps its
