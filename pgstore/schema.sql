@@ -436,10 +436,20 @@ CREATE TABLE IF NOT EXISTS reqlock_permit_cancels (
 -- permits for the rest of the transaction (the call): the count of live
 -- permits and the insert that follows it must see each other's. A
 -- transaction-level advisory lock, so nothing is left behind; keys whose
--- hashes meet only wait for each other.
+-- hashes meet only wait for each other. Only at READ COMMITTED do the
+-- statements after it see what was committed while it waited: at a
+-- stricter level (a database's default) a permit committed meanwhile is
+-- another row, nothing conflicts, and the count would be stale, so it
+-- fails as a serialization failure, which the store sends again at READ
+-- COMMITTED.
 CREATE OR REPLACE FUNCTION reqlock_permit_lock(p_key text) RETURNS void
-LANGUAGE sql AS $$
-  SELECT pg_advisory_xact_lock(1919250803, hashtext(p_key)) -- 'rqps'
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'reqlock: permits need READ COMMITTED' USING ERRCODE = 'serialization_failure';
+  END IF;
+  PERFORM pg_advisory_xact_lock(1919250803, hashtext(p_key)); -- 'rqps'
+END
 $$;
 
 -- The lines of waiters for permits: one row per waiter of a key, by
