@@ -32,7 +32,8 @@ type stmt struct {
 // run sends st. The store's functions count on READ COMMITTED: each
 // statement sees what was committed before it locked a row. A database or
 // role whose default is stricter fails them with serialization failures
-// under contention; a statement that fails so took nothing (it ran alone,
+// under contention (the permits' at once: their rows do not conflict, see
+// reqlock_permit_lock); a statement that fails so took nothing (it ran alone,
 // and rolled back), so the store sends it again, and from then on every
 // statement, inside BEGIN ISOLATION LEVEL READ COMMITTED ... COMMIT, in
 // one pipeline: still one round trip.
