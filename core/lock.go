@@ -41,6 +41,7 @@ type Lock struct {
 	renewing   bool      // a watchdog renewal is on its way
 
 	mu       sync.Mutex
+	mark     acquiredMark // the run's mark its acquire made (ContextWithRunMark)
 	released bool
 	lost     bool
 	lostCh   chan struct{} // made on first Lost call
@@ -180,6 +181,7 @@ func (lk *Lock) release(ctx context.Context) error {
 	}
 	lk.released = true
 	endHold := lk.tel != nil && !lk.lost
+	unmark := lk.unstartedMark()
 	lk.mu.Unlock()
 	if endHold {
 		lk.locker.telemetry.holdEnded(lk, holdReleased)
@@ -187,6 +189,9 @@ func (lk *Lock) release(ctx context.Context) error {
 
 	l := lk.locker
 	until := l.dog.remove(lk)
+	if unmark {
+		lk.dropMark(ctx)
+	}
 	err := l.store.Release(ctx, lk.skey, lk.token)
 	l.wakeLocal(lk.skey)
 	if err != nil && !errors.Is(err, ErrNotHeld) {

@@ -38,7 +38,10 @@ func (l *Locker) RecordsInUnit() bool { return l.unitRecorder() != nil }
 // logged and replaced by this run's. ErrLockLost when lk no longer holds
 // its key, ErrNoRunMarks when the store marks no runs. The run's mark goes
 // with its record (ReleaseRecording), or with UnmarkRun when it ended
-// cleanly without one; any other end leaves it for the next holder.
+// cleanly without one; any other end leaves it for the next holder. A lock
+// taken under ContextWithRunMark with the same retention and policy was
+// marked by its acquire: MarkRun answers what that found, without a round
+// trip.
 func (lk *Lock) MarkRun(ctx context.Context, retention time.Duration, p DoubtPolicy) (inDoubt bool, err error) {
 	if lk == nil {
 		return false, ErrNotHeld

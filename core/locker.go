@@ -43,10 +43,13 @@ type Locker struct {
 	handsOver bool
 	// lapses: the store may be a memorystore.Store, directly or wrapped, which
 	// tells a holder whose lease ran out (see lapseTarget).
-	lapses   bool
-	sub      store.Subscription
-	wakes    wakeRegistry
-	instance string // names this Locker in the lines of a Waker store
+	lapses bool
+	// marksOnAcquire: the store marks a run in the acquire that looks for
+	// the record (store.AcquireMarker), when asked (ContextWithRunMark).
+	marksOnAcquire bool
+	sub            store.Subscription
+	wakes          wakeRegistry
+	instance       string // names this Locker in the lines of a Waker store
 }
 
 // subscription returns the Locker's one subscription to w's releases.
@@ -81,6 +84,9 @@ func NewLocker(s Store, opts ...Option) *Locker {
 	l.instance = newWaiterID()
 	_, l.handsOver = s.(store.Granter)
 	l.lapses = mayTellLapses(s)
+	if m, ok := s.(store.AcquireMarker); ok {
+		l.marksOnAcquire = m.MarksOnAcquire()
+	}
 	return l
 }
 
@@ -233,6 +239,9 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		actx = withLapse(actx, lapse)
 	}
 	lease := store.Lease{Key: skey, Token: token, TTL: l.ttl}
+	if withRecord && l.marksOnAcquire {
+		lease.Mark = l.runMarkFrom(ctx)
+	}
 	var g store.Grant
 	var record []byte
 	var err error
@@ -258,6 +267,11 @@ func (l *Locker) attempt(ctx context.Context, key, skey string, withRecord bool,
 		return nil, nil, unavailable("acquire", ctxErr(actx), err)
 	}
 	lk := l.held(ctx, key, skey, token, g.Fence, start, start.Add(g.Validity), start.Add(l.ttl), lapse)
+	if lease.Mark.Retention > 0 {
+		lk.mu.Lock()
+		lk.mark = acquiredMark{retention: lease.Mark.Retention, again: lease.Mark.Again, doubt: g.InDoubt}
+		lk.mu.Unlock()
+	}
 	l.dog.roundTrip(time.Since(start))
 	if lapse != nil {
 		lapse.bind(lk)

@@ -89,7 +89,11 @@ func (l *Locker) Once(ctx context.Context, key string, retention time.Duration, 
 	if unit == nil && !marks && l.doubt == RefuseInDoubt {
 		return Outcome{}, ErrNoRunMarks
 	}
-	lk, rec, err := l.ObtainOrRecord(ctx, key)
+	octx := ctx
+	if marks && unit == nil && l.marksOnAcquire {
+		octx = ContextWithRunMark(ctx, retention, l.doubt) // the mark rides on the acquire
+	}
+	lk, rec, err := l.ObtainOrRecord(octx, key)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -11,17 +11,25 @@ import (
 // markRun marks the run lk is about to start (store.RunMarker) and reports
 // whether the run before it is in doubt. Under RefuseInDoubt (p) a run in
 // doubt is ErrInDoubt; under RunAgain it is logged and the run goes ahead.
+// When lk's acquire marked the run already, as asked here, its answer
+// stands, without a round trip.
 func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration, p DoubtPolicy) (bool, error) {
 	again := p == RunAgain
-	doubt, err := m.MarkRun(ctx, lk.skey, lk.token, retention, again)
-	switch {
-	case errors.Is(err, ErrNotHeld):
-		return false, ErrLockLost
-	case err != nil:
-		if !again {
-			lk.settleUnansweredMark(ctx, m, retention)
+	doubt, answered := lk.startRun(retention, again)
+	if !answered {
+		marked, err := m.MarkRun(ctx, lk.skey, lk.token, retention, again)
+		switch {
+		case errors.Is(err, ErrNotHeld):
+			return false, ErrLockLost
+		case err != nil:
+			if !again {
+				lk.settleUnansweredMark(ctx, m, retention)
+			}
+			return false, unavailable("mark run", ctxErr(ctx), err)
 		}
-		return false, unavailable("mark run", ctxErr(ctx), err)
+		doubt = doubt || marked
+	}
+	switch {
 	case !doubt:
 		return false, nil
 	case !again:

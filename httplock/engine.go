@@ -298,11 +298,16 @@ func (e *Engine) warnNoValue(scope string) {
 // run anyway.
 func (e *Engine) acquire(ctx context.Context, r *http.Request, scope, key string, withRecord bool) (*core.Lock, []byte, *Rejection) {
 	wctx := ctx
+	if withRecord && e.cfg.Locker.MarksRuns() && !e.cfg.Locker.RecordsInUnit() {
+		// The run's mark (runRecorded) rides on the acquire where the
+		// store can: one round trip less for a first request.
+		wctx = core.ContextWithRunMark(ctx, e.replay.retention, e.replay.doubt)
+	}
 	if e.cfg.Mode == Wait {
 		// MaxWait bounds all of the wait, the first attempt included: a
 		// store slow to answer it does not get StoreTimeout on top.
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, e.cfg.MaxWait)
+		wctx, cancel = context.WithTimeout(wctx, e.cfg.MaxWait)
 		defer cancel()
 	}
 	tctx, cancel := context.WithTimeout(wctx, e.cfg.StoreTimeout)

@@ -79,7 +79,9 @@ func (e *Engine) runRecorded(ctx context.Context, w http.ResponseWriter, scope s
 	return false, nil
 }
 
-// markRun marks lk's run before the handler starts (core.Lock.MarkRun). A
+// markRun marks lk's run before the handler starts (core.Lock.MarkRun):
+// on a store that marks as it acquires, the acquire did (see acquire), and
+// this only reads its answer. A
 // run before it in doubt is logged and run again under core.RunAgain, and
 // refused under core.RefuseInDoubt: lk is released, its mark left for the
 // next request, and the request gets ErrInDoubt. A store that fails to mark

@@ -34,6 +34,31 @@ func (s *Store) MarkRun(_ context.Context, key, token string, retention time.Dur
 	return doubt, nil
 }
 
+var _ store.AcquireMarker = (*Store)(nil)
+
+// MarksOnAcquire implements store.AcquireMarker: AcquireOrRecord and
+// AcquireQueued mark the run under the same lock as they take the key.
+func (*Store) MarksOnAcquire() bool { return true }
+
+// markOnAcquire marks the run l.Token took the key for, as l.Mark asks, and
+// reports whether the run before it is in doubt; the caller holds mu. An
+// earlier run's mark stays, its retention renewed when l.Mark.Again (see
+// store.AcquireMarker).
+func (s *Store) markOnAcquire(l store.Lease, now time.Time) bool {
+	old, marked := s.runs[l.Key]
+	if marked && now.Before(old.expires) && old.token != l.Token {
+		if l.Mark.Again {
+			s.runs[l.Key] = memoryRun{token: old.token, expires: now.Add(l.Mark.Retention)}
+		}
+		return true
+	}
+	if s.runs == nil {
+		s.runs = make(map[string]memoryRun)
+	}
+	s.runs[l.Key] = memoryRun{token: l.Token, expires: now.Add(l.Mark.Retention)}
+	return false
+}
+
 // UnmarkRun implements store.RunMarker.
 func (s *Store) UnmarkRun(_ context.Context, key, token string) error {
 	now := time.Now()

@@ -104,6 +104,9 @@ func (s *Store) AcquireQueued(ctx context.Context, l store.Lease, waiter string,
 		}
 	}
 	g, lapsed, err := s.acquireLocked(l, waiter, store.LapseNoticeFrom(ctx), now)
+	if err == nil && withRecord && l.Mark.Retention > 0 {
+		g.InDoubt = s.markOnAcquire(l, now)
+	}
 	s.mu.Unlock()
 	finishLapses(lapsed)
 	return g, nil, err
@@ -114,6 +117,9 @@ func (s *Store) Leave(_ context.Context, key, waiter string) error {
 	now := time.Now()
 	s.mu.Lock()
 	s.lines.leave(key, waiter)
+	if r, ok := s.runs[key]; ok && r.token == reservedFor(waiter) {
+		delete(s.runs, key) // marked by an acquire of the wait's name (store.AcquireMarker)
+	}
 	woken := ""
 	if s.held(key, reservedFor(waiter), now) {
 		woken = s.handOffLocked(key, now)

@@ -3,7 +3,18 @@ package redisstore
 import (
 	"context"
 	"time"
+
+	"github.com/reqlock/reqlock/core/store"
 )
+
+var _ store.AcquireMarker = (*Store)(nil)
+
+// MarksOnAcquire implements store.AcquireMarker: an acquire that looks for
+// the key's record marks the run in the same script (Lease.Mark), so a
+// first run costs no round trip for its mark. Single node, Cluster and
+// Sentinel alike, and with WithReplicaAcks, whose WAIT then counts the
+// mark too.
+func (*Store) MarksOnAcquire() bool { return true }
 
 // MarkRun implements store.RunMarker: one script, one round trip, beside
 // the key's record.

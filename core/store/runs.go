@@ -32,3 +32,39 @@ type RunMarker interface {
 	// word that the run in doubt was settled by hand.
 	ForgetRun(ctx context.Context, key string) error
 }
+
+// RunMark is what an acquire asks of MarkRun when it marks the run in its
+// own round trip (Lease.Mark): the mark's retention (0: no mark asked
+// for), and again.
+type RunMark struct {
+	Retention time.Duration
+	Again     bool
+}
+
+// AcquireMarker is implemented by RunMarkers whose acquire that looks for
+// the key's record (AcquireOrRecord, and AcquireQueued with withRecord)
+// can also mark the run, in the same round trip: a first run then costs
+// one round trip less. A Locker sets Lease.Mark only on such a store, and
+// calls MarkRun itself on others.
+//
+// With Lease.Mark set, an acquire that takes the lock does what MarkRun
+// (l.Key, l.Token, Mark.Retention, Mark.Again) would do right after it, in
+// the same atomic step, and answers in Grant.InDoubt. One difference:
+// with Again over another run's mark, that mark stays, renewed for
+// Retention, instead of being replaced by the token's own: the run goes
+// ahead under it, and if it ends neither with a record nor cleanly the
+// next holder is told, as MarkRun's own mark would tell it. So that a lock
+// given back before its run started (an acquire cancelled, a caller gone
+// before it could run) can take back the mark it made: the token's own
+// mark is one it made on a key that had none.
+//
+// An acquire that finds the record, finds the key taken, or takes nothing
+// for any other reason marks nothing. Cancel, and a Waker's Leave, also
+// drop a mark that is the token's own (Leave: HandedOverToken(waiter)'s):
+// an acquire that landed after its caller gave up leaves no mark behind.
+type AcquireMarker interface {
+	RunMarker
+	// MarksOnAcquire reports whether the store honours Lease.Mark: a
+	// store may do so only in some of its setups.
+	MarksOnAcquire() bool
+}

@@ -40,6 +40,10 @@ type Lease struct {
 	Token string
 	// TTL is the lease, in whole milliseconds.
 	TTL time.Duration
+	// Mark, when its Retention is not 0, asks an acquire that looks for
+	// the key's record to mark the run too (see AcquireMarker). A store
+	// that does not implement AcquireMarker never sees it set.
+	Mark RunMark
 }
 
 // Grant is a successful Acquire.
@@ -49,6 +53,9 @@ type Grant struct {
 	// Validity is how long, from the moment Acquire was called, the holder
 	// may rely on the lock by its own clock.
 	Validity time.Duration
+	// InDoubt is MarkRun's answer, for an acquire that marked the run as
+	// it took the lock (Lease.Mark, AcquireMarker).
+	InDoubt bool
 }
 
 // Renewal is the outcome of extending one lease.

@@ -11,7 +11,7 @@
 // Run checks each promise as a subtest named "group/promise" (Promises
 // lists them), so a failure names the promise broken. It reads which
 // optional interfaces the store implements (store.Canceler, store.Recorder,
-// store.RunMarker, store.UnitRecorder, store.Waker, store.Granter, store.Inspector,
+// store.RunMarker, store.AcquireMarker, store.UnitRecorder, store.Waker, store.Granter, store.Inspector,
 // store.LapseTeller, store.Kinder, store.Semaphores, store.PermitLines;
 // Offers lists them) and checks those too; a promise of an interface the
 // store does not implement is skipped with a message that says so.
@@ -43,6 +43,16 @@
 //     holder marks or clears; through a Locker, Once refuses
 //     (RefuseInDoubt) or runs again saying so (RunAgain), and its error on
 //     a lost lock is ErrLockLost and the function's own, on one line.
+//   - acquire-marks (AcquireMarker, when MarksOnAcquire): an acquire
+//     that looks for the record and takes the lock marks the run as
+//     MarkRun would and says whether the run before is in doubt, in a
+//     claim from the line too; without again a mark in doubt stays as it
+//     is, with again its retention starts over; a copy of the acquire
+//     finds its own mark; finding the key taken or its record marks
+//     nothing; Cancel, a waiter's Leave, and through a Locker a release
+//     before the run started, take back the acquire's own mark; Once
+//     makes no MarkRun round trip; with the Slow hook, a marking acquire
+//     that lands after the Locker's cancel marks nothing.
 //   - units (UnitRecorder, when RecordsInUnit): a unit begins only for the
 //     holder with its fence; its record commits with the release; while it
 //     is open nobody takes the key, even past the lease, and a unit whose

@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println(storetest.Offers(harness.New(nil)))
 	fmt.Println(storetest.Promises()[:3])
 	// Output:
-	// [Recorder RunMarker UnitRecorder Waker Inspector Kinder Semaphores PermitLines]
+	// [Recorder RunMarker AcquireMarker UnitRecorder Waker Inspector Kinder Semaphores PermitLines]
 	// [exclusion/store exclusion/locker exclusion/keys-independent]
 }

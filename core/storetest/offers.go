@@ -21,6 +21,8 @@ func Offers(s core.Store) []string {
 	add(r, "Recorder")
 	_, m := s.(store.RunMarker)
 	add(m, "RunMarker")
+	am, ok := s.(store.AcquireMarker)
+	add(ok && am.MarksOnAcquire(), "AcquireMarker")
 	_, u := s.(store.UnitRecorder)
 	add(u, "UnitRecorder")
 	_, w := s.(store.Waker)

@@ -27,6 +27,7 @@ func groups() []group {
 		{"lease", leasePromises},
 		{"records", recordPromises},
 		{"runs", runPromises},
+		{"acquire-marks", acquireMarkPromises},
 		{"units", unitPromises},
 		{"lines", linePromises},
 		{"cancel", cancelPromises},

@@ -119,7 +119,7 @@ func (s *Node) acquireAcked(ctx context.Context, l store.Lease, withRecord bool)
 // still be on its way (see sendAckedResending).
 func (s *Node) evalThenWait(ctx context.Context, l store.Lease, withRecord bool) (a acquireAnswer, acks int64, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
-	call, args := plainAcquire(l, ttl, fttl, withRecord)
+	call, args := plainAcquire(l, ttl, fttl, nil, withRecord)
 	cc, _ := s.c.(*redis.ClusterClient)
 	var node ackNode = s.c
 	hops := 0 // redirects the cluster client would follow

@@ -174,18 +174,23 @@ func (s *Node) acquire(ctx context.Context, l store.Lease, withRecord bool, wait
 // copy may still be on its way (see sendAcquire).
 func (s *Node) acquireLean(ctx context.Context, l store.Lease, clock any, withRecord bool) (a acquireAnswer, resent bool, err error) {
 	ttl, fttl := s.leaseArgs(l.TTL)
+	marking := withRecord && l.Mark.Retention > 0
 	var call scriptCall
 	var args []any
-	if withRecord {
+	switch {
+	case marking:
+		call, args = leanMarkCall, leanMarkArgs(l, ttl, fttl, clock)
+	case withRecord:
 		call, args = leanRecordCall, recordArgs(l, ttl, fttl, 1)
-	} else {
+	default:
 		call, args = leanCall, acquireArgs(l, ttl, fttl, 1)
 	}
 	var sent time.Time
-	if clock != nil {
-		args = append(args, clock)
-	} else {
+	switch {
+	case clock == nil:
 		sent = time.Now()
+	case !marking:
+		args = append(args, clock)
 	}
 	cmd, resent := s.sendAcquire(ctx, call, args, l.Token)
 	a, err = acquireReply(cmd)
@@ -195,10 +200,7 @@ func (s *Node) acquireLean(ctx context.Context, l store.Lease, clock any, withRe
 	if !errors.Is(err, errAgain) {
 		return a, resent, err
 	}
-	call, args = plainAcquire(l, ttl, fttl, withRecord)
-	if clock != nil {
-		args = append(args, clock)
-	}
+	call, args = plainAcquire(l, ttl, fttl, clock, withRecord)
 	cmd, again := s.sendAcquire(ctx, call, args, l.Token)
 	a, err = acquireReply(cmd)
 	return a, resent || again, err
@@ -215,7 +217,7 @@ func granted(l store.Lease, a acquireAnswer, err error) (store.Grant, []byte, er
 	case a.fence == 0:
 		return store.Grant{}, nil, &store.NotObtainedError{Remaining: a.remaining, LastFence: a.lastFence}
 	}
-	return store.Grant{Fence: a.fence, Validity: store.Validity(l.TTL)}, nil, nil
+	return store.Grant{Fence: a.fence, Validity: store.Validity(l.TTL), InDoubt: a.doubt}, nil, nil
 }
 
 // AcquireOrRecord implements store.Recorder: the acquire and the look-up of the
@@ -262,12 +264,55 @@ func acquireArgs(l store.Lease, ttl, fttl any, extra int) []any {
 }
 
 // plainAcquire is the script call and argument list of an attempt that does
-// not wait in line, asking for the key's record too when withRecord.
-func plainAcquire(l store.Lease, ttl, fttl any, withRecord bool) (scriptCall, []any) {
-	if withRecord {
-		return acquireRecordCall, recordArgs(l, ttl, fttl, 1)
+// not wait in line, asking for the key's record too when withRecord, and
+// marking the run when l.Mark asks; clock is the fence's clock, nil for
+// none.
+func plainAcquire(l store.Lease, ttl, fttl, clock any, withRecord bool) (scriptCall, []any) {
+	var call scriptCall
+	var args []any
+	switch {
+	case withRecord && l.Mark.Retention > 0:
+		if clock == nil {
+			clock = ""
+		}
+		return acquireMarkCall, markedArgs(l, ttl, fttl, clock, "")
+	case withRecord:
+		call, args = acquireRecordCall, recordArgs(l, ttl, fttl, 1)
+	default:
+		call, args = acquireCall, acquireArgs(l, ttl, fttl, 1)
 	}
-	return acquireCall, acquireArgs(l, ttl, fttl, 1)
+	if clock != nil {
+		args = append(args, clock)
+	}
+	return call, args
+}
+
+// leanMarkArgs is acquire_lean.lua's argument list that asks for the key's
+// record and marks the run: the clock, '' for none, goes before the mark's
+// arguments.
+func leanMarkArgs(l store.Lease, ttl, fttl, clock any) []any {
+	if clock == nil {
+		clock = ""
+	}
+	return append(evalArgs(11), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+runSuffix,
+		l.Token, ttl, fttl, clock, ceilMillis(l.Mark.Retention), againArg(l.Mark.Again))
+}
+
+// markedArgs is acquire.lua's argument list that asks for the key's record
+// and marks the run (KEYS[7]), for waiter ("" for none); clock is the
+// fence's clock, or "".
+func markedArgs(l store.Lease, ttl, fttl, clock any, waiter string) []any {
+	return append(evalArgs(16), l.Key, l.Key+fenceSuffix, cancelKey(l.Key, l.Token), l.Key+recordSuffix, l.Key+queueSuffix,
+		l.Key+lineSignSuffix, l.Key+runSuffix, l.Token, ttl, fttl, clock, waiter, fttl, "1",
+		ceilMillis(l.Mark.Retention), againArg(l.Mark.Again))
+}
+
+// againArg is RunMark.Again as the scripts take it.
+func againArg(again bool) any {
+	if again {
+		return "1"
+	}
+	return "0"
 }
 
 // recordArgs is acquire.lua's argument list that also asks for the key's
@@ -320,6 +365,17 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 				a.record = []byte(r)
 				return a, nil
 			}
+		case 3:
+			// The fence, the server's clock or 0, and whether the run
+			// before is in doubt: an acquire that marked the run.
+			clock, ok1 := v[1].(int64)
+			doubt, ok2 := v[2].(int64)
+			if ok1 && ok2 && clock >= 0 {
+				if a.fence = fenceOf(v[0]); a.fence > 0 {
+					a.clock, a.doubt = clock, doubt == 1
+					return a, nil
+				}
+			}
 		case 2:
 			// The fence and the server's clock (acquire_lean.lua, sent
 			// without one).
@@ -343,6 +399,22 @@ func acquireReply(cmd *redis.Cmd) (a acquireAnswer, err error) {
 	return acquireAnswer{}, fmt.Errorf("reqlock: acquire: unexpected reply %v", v)
 }
 
+// fenceOf reads a fence as the scripts send it: a number below 2^53, a
+// string of digits above; 0 for anything else.
+func fenceOf(v any) uint64 {
+	switch v := v.(type) {
+	case int64:
+		if v > 0 {
+			return uint64(v)
+		}
+	case string:
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
 // errAgain is acquire_lean.lua's answer when it leaves the attempt to
 // acquire.lua, having changed nothing.
 var errAgain = errors.New("reqlock: acquire: again, in full")
@@ -354,6 +426,7 @@ type acquireAnswer struct {
 	lastFence uint64        // not ours, to a waiter: the last fence handed out, 0 if none
 	record    []byte        // the key's record, when asked for and there
 	clock     int64         // the server's clock in µs, when the script read it for the caller
+	doubt     bool          // the run was marked, and the one before it is in doubt
 }
 
 // leaseArgs returns the lease and the fence counter's lifetime in
@@ -434,9 +507,10 @@ func extendResult(l store.Lease, cmd *redis.Cmd) store.Renewal {
 // Cancel implements store.Canceler: the lock is deleted if l.Token holds it, and
 // a marker left for the token, for fenceTTL(l.TTL), makes an acquire with
 // that token that is still on its way give the lock straight back when it
-// lands. One round trip.
+// lands; a run mark of the token's own, which the acquire may have left as
+// it landed, goes too (store.AcquireMarker). One round trip.
 func (s *Node) Cancel(ctx context.Context, l store.Lease) error {
-	if err := s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "").Err(); err != nil {
+	if err := s.release(ctx, l.Key, l.Token, fenceTTL(l.TTL), "", true).Err(); err != nil {
 		return storeErr(err)
 	}
 	s.resent.forget(l.Token) // the marker is there
@@ -456,7 +530,7 @@ const releaseMarkerTTL = time.Minute
 func (s *Node) Release(ctx context.Context, key, token string) error {
 	var cmd *redis.Cmd
 	if s.marks(token) {
-		cmd = s.release(ctx, key, token, releaseMarkerTTL, "")
+		cmd = s.release(ctx, key, token, releaseMarkerTTL, "", false)
 	} else {
 		all := any("")
 		if s.wakeAll {
@@ -473,8 +547,10 @@ func (s *Node) Release(ctx context.Context, key, token string) error {
 
 // release runs release.lua: token's lock (or '~' + waiter's hand-off) is
 // passed on; marker > 0 leaves the token's cancel marker; leaving takes
-// that waiter out of the line first.
-func (s *Node) release(ctx context.Context, key, token string, marker time.Duration, leaving string) *redis.Cmd {
+// that waiter out of the line first; unmark drops the run mark if it is
+// token's own (an acquire that marked a run that never started, see
+// store.AcquireMarker).
+func (s *Node) release(ctx context.Context, key, token string, marker time.Duration, leaving string, unmark bool) *redis.Cmd {
 	markerMs, all := any(""), any("")
 	if marker > 0 {
 		markerMs = marker.Milliseconds()
@@ -482,8 +558,11 @@ func (s *Node) release(ctx context.Context, key, token string, marker time.Durat
 	if s.wakeAll {
 		all = "1"
 	}
-	call, args := releaseCall, append(evalArgs(9), key, key+queueSuffix, key+fenceSuffix)
-	if marker > 0 {
+	call, args := releaseCall, append(evalArgs(10), key, key+queueSuffix, key+fenceSuffix)
+	switch {
+	case unmark: // the cancel marker's key goes too, set only with markerMs
+		call, args = releaseUnmarkCall, append(args, cancelKey(key, token), key+runSuffix)
+	case marker > 0:
 		call, args = releaseMarkerCall, append(args, cancelKey(key, token))
 	}
 	return run(ctx, s.d, call, append(args, token, handOffMs, markerMs, all, leaving))

@@ -23,19 +23,25 @@ var (
 	acquireRecordCall = newScriptCall(acquireScript, acquireLua, 4)
 	// acquireQueuedCall is the same script for a waiter in line.
 	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 6)
+	// acquireMarkCall is the same script asked for the record, and to mark
+	// the run (store.AcquireMarker), in line or not.
+	acquireMarkCall = newScriptCall(acquireScript, acquireLua, 7)
 	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
 	// releaseRecordMarkerCall is the same script, also leaving a cancel
 	// marker.
 	releaseRecordMarkerCall = newScriptCall(releaseRecordScript, releaseRecordLua, 4)
 	releaseCall             = newScriptCall(releaseScript, releaseLua, 3)
-	// releaseMarkerCall is the same script, also leaving a cancel marker.
+	// releaseMarkerCall is the same script, also leaving a cancel marker;
+	// releaseUnmarkCall, also dropping the token's own run mark.
 	releaseMarkerCall = newScriptCall(releaseScript, releaseLua, 4)
+	releaseUnmarkCall = newScriptCall(releaseScript, releaseLua, 5)
 	ttlCall           = newScriptCall(ttlScript, ttlLua, 1)
 
 	// leanCall is acquire_lean.lua; leanRecordCall the same script, also
 	// asked for the key's record.
 	leanCall        = newScriptCall(acquireLeanScript, acquireLeanLua, 3)
 	leanRecordCall  = newScriptCall(acquireLeanScript, acquireLeanLua, 4)
+	leanMarkCall    = newScriptCall(acquireLeanScript, acquireLeanLua, 5) // the record, and the run marked
 	leanReleaseCall = newScriptCall(releaseLeanScript, releaseLeanLua, 4)
 )
 

@@ -23,7 +23,11 @@ func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, 
 	if clock == nil {
 		clock = "" // the script asks the server
 	}
-	cmd, resent := s.sendAcquire(ctx, acquireQueuedCall, queuedArgs(l, ttl, fttl, clock, waiter, withRecord), l.Token)
+	call, args := acquireQueuedCall, queuedArgs(l, ttl, fttl, clock, waiter, withRecord)
+	if withRecord && l.Mark.Retention > 0 {
+		call, args = acquireMarkCall, markedArgs(l, ttl, fttl, clock, waiter)
+	}
+	cmd, resent := s.sendAcquire(ctx, call, args, l.Token)
 	a, err := acquireReply(cmd)
 	if resent {
 		a, err = s.voidRefused(ctx, l, waiter, a, resent, err)
@@ -36,14 +40,16 @@ func (s *Node) AcquireQueued(ctx context.Context, l store.Lease, waiter string, 
 // may resend commands, or when one of the wait's attempts may have a copy
 // on its way (see resend.go), it also leaves the marker of the waiter's
 // name, which Locker's attempts in line carry as their token: a copy of one
-// of them still on its way then takes nothing when it lands.
+// of them still on its way then takes nothing when it lands. A run mark of
+// that name, which such an attempt may have left as it landed, goes too
+// (store.AcquireMarker).
 func (s *Node) Leave(ctx context.Context, key, waiter string) error {
 	token := store.HandedOverToken(waiter)
 	var marker time.Duration
 	if s.resends || s.resent.has(token) {
 		marker = releaseMarkerTTL
 	}
-	if err := s.release(ctx, key, token, marker, waiter).Err(); err != nil {
+	if err := s.release(ctx, key, token, marker, waiter, true).Err(); err != nil {
 		return storeErr(err)
 	}
 	s.resent.forget(token) // the marker is there if it was due

@@ -9,6 +9,10 @@
 -- KEYS[6]  with KEYS[5]: the line's sign, set whenever a waiter joins, for
 --          as long as the line lives: release_lean.lua looks at the line
 --          only when it is there
+-- KEYS[7]  optional: the key's run mark (see mark_run.lua), to mark the
+--          run as the lock is taken (store.AcquireMarker); sent with the
+--          record asked for, and KEYS[5] and KEYS[6] unused unless ARGV[5]
+--          names a waiter
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
@@ -19,12 +23,16 @@
 --          does not
 -- ARGV[6]  with ARGV[5]: the queue's lifetime, in milliseconds
 -- ARGV[7]  '1': look for the record in KEYS[4] first (acquire_record.lua);
---          sent by a waiter, whose KEYS[5] is its line
+--          sent by a waiter, whose KEYS[5] is its line, and with KEYS[7]
+-- ARGV[8]  with KEYS[7]: how long the mark is kept, in milliseconds
+-- ARGV[9]  with KEYS[7]: '1' to run again over another run's mark
 --
 -- Needs Redis 6.2 or later (SET ... GET).
 --
 -- Returns the fence when the lock is ours (a number below 2^53, a string
--- of digits above). When someone else holds it: minus the holder's
+-- of digits above); with KEYS[7], in a three-element array: the fence, 0,
+-- and 1 when the run before is in doubt, else 0 (as acquire_lean.lua
+-- answers). When someone else holds it: minus the holder's
 -- remaining lease in milliseconds (0: no expiry set); for a waiter
 -- (ARGV[5]), that and the last fence handed out, in a two-element array.
 -- When the record was asked for and is there, acquire_record.lua has
@@ -93,6 +101,21 @@ if ours then
   if not fence then
     redis.call('DEL', KEYS[1])
     return redis.error_reply('ERR reqlock: fence counter exhausted')
+  end
+  -- Asked to mark the run: as acquire_lean.lua does. A copy of this
+  -- attempt that got here first set our own mark, which is no doubt.
+  if KEYS[7] then
+    local doubt = 0
+    local old = redis.call('GET', KEYS[7])
+    if old and old ~= ARGV[1] then
+      doubt = 1
+      if ARGV[9] == '1' then
+        redis.call('PEXPIRE', KEYS[7], ARGV[8])
+      end
+    else
+      redis.call('SET', KEYS[7], ARGV[1], 'PX', ARGV[8])
+    end
+    return { fenceReply(fence), 0, doubt }
   end
   return fenceReply(fence)
 end

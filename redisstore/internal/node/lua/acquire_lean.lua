@@ -9,15 +9,21 @@
 -- KEYS[2]  the lock's fence counter (same {hash tag}, so same slot)
 -- KEYS[3]  the token's cancel marker (see release.lua)
 -- KEYS[4]  optional: the key's recorded result (see release_record.lua)
+-- KEYS[5]  optional, with KEYS[4]: the key's run mark (see mark_run.lua),
+--          to mark the run as the lock is taken (store.AcquireMarker)
 -- ARGV[1]  the caller's random token
 -- ARGV[2]  the lease, in milliseconds
 -- ARGV[3]  the fence counter's lifetime, in milliseconds
 -- ARGV[4]  optional: the server's clock in microseconds as the caller
 --          reckons it (see clock.go), or RedlockStore's own (see
---          acquire.lua); absent: the script asks the server (TIME)
+--          acquire.lua); absent or '': the script asks the server (TIME)
+-- ARGV[5]  with KEYS[5]: how long the mark is kept, in milliseconds
+-- ARGV[6]  with KEYS[5]: '1' to run again over another run's mark
 --
 -- Returns the fence when the lock is ours (with the server's clock, in a
--- two-element array, when ARGV[4] is absent); minus the holder's remaining
+-- two-element array, when ARGV[4] is absent; with KEYS[5], in a
+-- three-element array: the fence, the server's clock or 0, and 1 when the
+-- run before is in doubt, else 0); minus the holder's remaining
 -- lease in milliseconds (0: no expiry set) when someone else holds it; the
 -- record, in a one-element array, when KEYS[4] is given and there; or
 -- 'again'.
@@ -42,6 +48,9 @@ end
 -- A clock that is not a plain number below 2^53: acquire.lua refuses it,
 -- or counts with it exactly.
 local now = ARGV[4]
+if now == '' then
+  now = nil
+end
 if now then
   if not ((#now < 16 or (#now == 16 and now < '9007199254740991')) and now:match('^[1-9]%d*$')) then
     return 'again'
@@ -97,6 +106,25 @@ if last then
     fence = last + 1
     redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   end
+end
+-- Asked to mark the run: what mark_run.lua does, now that the lock is
+-- ours and nothing can send us back to acquire.lua. Another run's mark
+-- says that run is in doubt; it stays, and with ARGV[6] its retention
+-- starts again, so that it tells the holder after this run too if this
+-- one ends neither with a record nor cleanly. Our own mark (there was
+-- none, or a copy of this attempt set it) is set for ARGV[5] ms.
+if KEYS[5] then
+  local doubt = 0
+  local old = redis.call('GET', KEYS[5])
+  if old and old ~= ARGV[1] then
+    doubt = 1
+    if ARGV[6] == '1' then
+      redis.call('PEXPIRE', KEYS[5], ARGV[5])
+    end
+  else
+    redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[5])
+  end
+  return { fence, told or 0, doubt }
 end
 if told then
   return { fence, told }

@@ -4,7 +4,11 @@
 -- KEYS[1]  the lock
 -- KEYS[2]  the key's line of waiters (see acquire.lua)
 -- KEYS[3]  the lock's fence counter (see fence.lua)
--- KEYS[4]  the token's cancel marker (see acquire.lua); only with ARGV[3]
+-- KEYS[4]  the token's cancel marker (see acquire.lua); set only with
+--          ARGV[3]
+-- KEYS[5]  optional: the key's run mark (see mark_run.lua), dropped when
+--          it is the token's own: sent by a cancel or a waiter's leave,
+--          whose acquire may have marked a run that never started
 -- ARGV[1]  the holder's token; or '~' .. a waiter, to pass on a hand-off
 --          that waiter will not claim
 -- ARGV[2]  how long a hand-off waits to be claimed, in milliseconds
@@ -60,6 +64,9 @@ end
 
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
+end
+if KEYS[5] and redis.call('GET', KEYS[5]) == ARGV[1] then
+  redis.call('DEL', KEYS[5])
 end
 if ARGV[5] ~= '' then
   redis.call('LREM', KEYS[2], 1, ARGV[5])
