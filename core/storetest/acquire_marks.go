@@ -411,7 +411,9 @@ func (s cancelMarker) UnmarkRun(ctx context.Context, key, token string) error {
 	return s.m.UnmarkRun(ctx, key, token)
 }
 
-func (s cancelMarker) ForgetRun(ctx context.Context, key string) error { return s.m.ForgetRun(ctx, key) }
+func (s cancelMarker) ForgetRun(ctx context.Context, key string) error {
+	return s.m.ForgetRun(ctx, key)
+}
 
 func (s cancelMarker) MarksOnAcquire() bool { return s.m.MarksOnAcquire() }
 

@@ -25,7 +25,7 @@ var (
 	acquireQueuedCall = newScriptCall(acquireScript, acquireLua, 6)
 	// acquireMarkCall is the same script asked for the record, and to mark
 	// the run (store.AcquireMarker), in line or not.
-	acquireMarkCall = newScriptCall(acquireScript, acquireLua, 7)
+	acquireMarkCall   = newScriptCall(acquireScript, acquireLua, 7)
 	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
 	// releaseRecordMarkerCall is the same script, also leaving a cancel
 	// marker.
