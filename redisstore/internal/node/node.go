@@ -288,7 +288,7 @@ func plainAcquire(l store.Lease, ttl, fttl, clock any, withRecord bool) (scriptC
 }
 
 // leanMarkArgs is acquire_lean.lua's argument list that asks for the key's
-// record and marks the run: the clock, ” for none, goes before the mark's
+// record and marks the run: the clock ("" for none) goes before the mark's
 // arguments.
 func leanMarkArgs(l store.Lease, ttl, fttl, clock any) []any {
 	if clock == nil {
