@@ -58,6 +58,11 @@ var brokenCases = []struct {
 	{"permit-ttl-longest", []string{"semaphore/at-most-n"}},
 	// Holds every call to the largest limit used on its key.
 	{"permit-limit-largest", []string{"semaphore/limits-per-call"}},
+	// Says it marks runs as it acquires, and marks nothing.
+	{"acquire-marks-nothing", []string{"acquire-marks/first-run", "acquire-marks/queued", "acquire-marks/locker-once"}},
+	// A cancel leaves the mark its acquire made, of a run that never
+	// started.
+	{"cancel-keeps-mark", []string{"acquire-marks/cancel"}},
 }
 
 func TestSuiteFailsBrokenStores(t *testing.T) {
@@ -128,6 +133,7 @@ type brokenStore struct {
 	*memorystore.Store
 	breaks    string
 	cancelled sync.Map // tokens whose acquire was cancelled
+	marked    sync.Map // tokens whose acquire set their own run mark
 
 	mu      sync.Mutex
 	notices map[string]store.LapseNotice // key → its holder's notice
@@ -211,8 +217,25 @@ func (s *brokenStore) AcquireQueued(ctx context.Context, l store.Lease, waiter s
 		return store.Grant{}, nil, errCancelled
 	}
 	ctx = s.noticeFor(ctx, true)
-	g, rec, err := s.Store.AcquireQueued(ctx, l, waiter, withRecord)
+	g, rec, err := s.Store.AcquireQueued(ctx, s.marking(l), waiter, withRecord)
+	s.noteMark(l, g, err)
 	return s.broken(ctx, g, l, err), rec, err
+}
+
+// marking is l as the store's acquire takes it.
+func (s *brokenStore) marking(l store.Lease) store.Lease {
+	if s.breaks == "acquire-marks-nothing" {
+		l.Mark = store.RunMark{}
+	}
+	return l
+}
+
+// noteMark remembers an acquire that set its token's own mark, which its
+// cancel takes back.
+func (s *brokenStore) noteMark(l store.Lease, g store.Grant, err error) {
+	if err == nil && g.Fence != 0 && l.Mark.Retention > 0 && !g.InDoubt {
+		s.marked.Store(l.Token, true)
+	}
 }
 
 func (s *brokenStore) Release(ctx context.Context, key, token string) error {
@@ -235,12 +258,16 @@ func (s *brokenStore) Cancel(ctx context.Context, l store.Lease) error {
 	if s.breaks != "cancel-forgets" {
 		s.cancelled.Store(l.Token, true)
 	}
+	if _, ok := s.marked.Load(l.Token); ok && s.breaks != "cancel-keeps-mark" {
+		_ = s.Store.UnmarkRun(ctx, l.Key, l.Token)
+	}
 	return s.Store.Release(ctx, l.Key, l.Token)
 }
 
 func (s *brokenStore) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant, []byte, error) {
 	ctx = s.noticeFor(ctx, true)
-	g, rec, err := s.Store.AcquireOrRecord(ctx, l)
+	g, rec, err := s.Store.AcquireOrRecord(ctx, s.marking(l))
+	s.noteMark(l, g, err)
 	if s.breaks == "empty-record-nil" && rec != nil && len(rec) == 0 {
 		rec = nil
 	}

@@ -106,14 +106,13 @@ if ours then
   -- attempt that got here first set our own mark, which is no doubt.
   if KEYS[7] then
     local doubt = 0
-    local old = redis.call('GET', KEYS[7])
-    if old and old ~= ARGV[1] then
-      doubt = 1
-      if ARGV[9] == '1' then
+    if not redis.call('SET', KEYS[7], ARGV[1], 'NX', 'PX', ARGV[8]) then
+      if redis.call('GET', KEYS[7]) ~= ARGV[1] then
+        doubt = 1
+      end
+      if doubt == 0 or ARGV[9] == '1' then
         redis.call('PEXPIRE', KEYS[7], ARGV[8])
       end
-    else
-      redis.call('SET', KEYS[7], ARGV[1], 'PX', ARGV[8])
     end
     return { fenceReply(fence), 0, doubt }
   end

@@ -108,21 +108,21 @@ if last then
   end
 end
 -- Asked to mark the run: what mark_run.lua does, now that the lock is
--- ours and nothing can send us back to acquire.lua. Another run's mark
--- says that run is in doubt; it stays, and with ARGV[6] its retention
--- starts again, so that it tells the holder after this run too if this
--- one ends neither with a record nor cleanly. Our own mark (there was
--- none, or a copy of this attempt set it) is set for ARGV[5] ms.
+-- ours and nothing can send us back to acquire.lua. With no mark there,
+-- ours is set for ARGV[5] ms in one call. Our own (a copy of this attempt
+-- set it) is kept as long. Another run's mark says that run is in doubt;
+-- it stays, and with ARGV[6] its retention starts again, so that it tells
+-- the holder after this run too if this one ends neither with a record
+-- nor cleanly.
 if KEYS[5] then
   local doubt = 0
-  local old = redis.call('GET', KEYS[5])
-  if old and old ~= ARGV[1] then
-    doubt = 1
-    if ARGV[6] == '1' then
+  if not redis.call('SET', KEYS[5], ARGV[1], 'NX', 'PX', ARGV[5]) then
+    if redis.call('GET', KEYS[5]) ~= ARGV[1] then
+      doubt = 1
+    end
+    if doubt == 0 or ARGV[6] == '1' then
       redis.call('PEXPIRE', KEYS[5], ARGV[5])
     end
-  else
-    redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[5])
   end
   return { fence, told or 0, doubt }
 end
