@@ -560,8 +560,14 @@ func (s *Node) release(ctx context.Context, key, token string, marker time.Durat
 	}
 	call, args := releaseCall, append(evalArgs(10), key, key+queueSuffix, key+fenceSuffix)
 	switch {
-	case unmark: // the cancel marker's key goes too, set only with markerMs
-		call, args = releaseUnmarkCall, append(args, cancelKey(key, token), key+runSuffix)
+	case unmark:
+		// KEYS[4] is set only with markerMs: without one, the run mark's
+		// key stands in, so that no cancel key is named for nothing.
+		markerKey := key + runSuffix
+		if marker > 0 {
+			markerKey = cancelKey(key, token)
+		}
+		call, args = releaseUnmarkCall, append(args, markerKey, key+runSuffix)
 	case marker > 0:
 		call, args = releaseMarkerCall, append(args, cancelKey(key, token))
 	}

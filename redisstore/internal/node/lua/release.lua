@@ -5,7 +5,7 @@
 -- KEYS[2]  the key's line of waiters (see acquire.lua)
 -- KEYS[3]  the lock's fence counter (see fence.lua)
 -- KEYS[4]  the token's cancel marker (see acquire.lua); set only with
---          ARGV[3]
+--          ARGV[3] (without it, with KEYS[5], KEYS[5] stands in)
 -- KEYS[5]  optional: the key's run mark (see mark_run.lua), dropped when
 --          it is the token's own: sent by a cancel or a waiter's leave,
 --          whose acquire may have marked a run that never started
