@@ -16,6 +16,11 @@ import (
 func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration, p DoubtPolicy) (bool, error) {
 	again := p == RunAgain
 	doubt, answered := lk.startRun(retention, again)
+	if answered && lk.isLost() {
+		// As MarkRun's token check would say. The acquire's mark stays:
+		// the next holder thinks a run in doubt, which is safe.
+		return false, ErrLockLost
+	}
 	if !answered {
 		marked, err := m.MarkRun(ctx, lk.skey, lk.token, retention, again)
 		switch {
