@@ -16,9 +16,12 @@ import (
 func (l *Locker) markRun(ctx context.Context, lk *Lock, m store.RunMarker, retention time.Duration, p DoubtPolicy) (bool, error) {
 	again := p == RunAgain
 	doubt, answered := lk.startRun(retention, again)
-	if answered && lk.isLost() {
-		// As MarkRun's token check would say. The acquire's mark stays:
-		// the next holder thinks a run in doubt, which is safe.
+	if answered && !lk.valid(time.Now()) {
+		// MarkRun's own round trip checked the token right before the run.
+		// Without one, the lease by our clock stands in: an acquire
+		// answered late, or a pause since, may have let the key go to
+		// another holder. The acquire's mark stays: the next holder thinks
+		// a run in doubt, which is safe.
 		return false, ErrLockLost
 	}
 	if !answered {

@@ -21,16 +21,16 @@ import (
 	"github.com/reqlock/reqlock/redisstore"
 )
 
-// A request whose lock lapsed before its run was marked (its MarkRun
-// landed late: the store answered that the lock is not held) lost its key
-// to another instance, which ran the handler and recorded it. The store
+// A request whose lock lapsed before its run started (the answer of the
+// acquire that marked its run came late, after the lease) lost its key to
+// another instance, which ran the handler and recorded it. The store
 // answered: it is not unavailable, so fail-open must not run the handler
 // unlocked a second time; the request must get an answer that sends its
 // retry to the record.
 func TestReplayMarkAfterLockLostDoesNotFailOpen(t *testing.T) {
 	px := redistest.StartProxied(t)
 	opts := redistest.ClientOptions(px.Proxy.Addr())
-	opts.ReadTimeout = 30 * time.Second // the held MarkRun waits for its answer
+	opts.ReadTimeout = 30 * time.Second // the held acquire waits for its answer
 	via := redis.NewClient(opts)
 	t.Cleanup(func() { _ = via.Close() })
 	ctx := lockertest.Context(t, 30*time.Second)
@@ -72,11 +72,13 @@ func TestReplayMarkAfterLockLostDoesNotFailOpen(t *testing.T) {
 	runs.Store(0)
 
 	held := make(chan *faultproxy.Held, 1)
-	var arm sync.Once // the first MarkRun only
+	var arm sync.Once // the first command that marks the run only: the acquire
 	redistest.AddCommandHook(t, ctx, via, redistest.CommandHook{Sent: func(cmd redis.Cmder) {
-		args := cmd.Args()
-		if len(args) == 8 && strings.HasSuffix(args[4].(string), ":run") { // mark_run
-			arm.Do(func() { held <- px.Proxy.HoldNext(faultproxy.Upstream) })
+		for _, a := range cmd.Args() {
+			if k, ok := a.(string); ok && strings.HasSuffix(k, ":run") {
+				arm.Do(func() { held <- px.Proxy.HoldNext(faultproxy.Downstream) }) // its answer
+				return
+			}
 		}
 	}})
 	first := make(chan int, 1)
@@ -86,7 +88,7 @@ func TestReplayMarkAfterLockLostDoesNotFailOpen(t *testing.T) {
 	}()
 	h := <-held
 	t.Cleanup(h.Release)
-	redistest.WaitCaptured(t, h, "MarkRun")
+	redistest.WaitCaptured(t, h, "the acquire's answer")
 	// A lock is the key without a suffix after its {hash tag}.
 	lockertest.WaitFor(t, "the paused request's lease to run out", func() bool {
 		return len(px.Direct.Keys(ctx, "*}").Val()) == 0
@@ -98,6 +100,6 @@ func TestReplayMarkAfterLockLostDoesNotFailOpen(t *testing.T) {
 	status := <-first
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the handler ran %d times for one key (the paused request answered %d): "+
-			"a lock lost before the mark was taken for a store down, and run unlocked", n, status)
+			"a lock lost before its run started was taken for a store down, and run unlocked", n, status)
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"github.com/reqlock/reqlock/redisstore"
 )
 
-// A Once whose MarkRun landed but whose answer was lost (the store did not
-// answer in time) never ran its function and released its lock: nothing
-// is in doubt. The next Once, refusing runs in doubt, must run; told
+// A Once whose mark landed but whose answer was lost (the store did not
+// answer in time) never ran its function and gave its lock back: nothing
+// is in doubt. The mark rides on the acquire (store.AcquireMarker), so the
+// answer lost is the acquire's, and the Locker's cancel of it takes the
+// mark back. The next Once, refusing runs in doubt, must run; told
 // ErrInDoubt instead, the key is refused for the whole retention for a run
 // that never started.
 func TestOnceMarkAnswerLostIsNoDoubt(t *testing.T) {
@@ -32,9 +34,9 @@ func TestOnceMarkAnswerLostIsNoDoubt(t *testing.T) {
 	}
 
 	held := make(chan *faultproxy.Held, 1)
-	var arm sync.Once // the first MarkRun only
+	var arm sync.Once // the first command that marks the run only: the acquire
 	redistest.AddCommandHook(t, ctx, px.Via, redistest.CommandHook{Sent: func(cmd redis.Cmder) {
-		if isMarkRun(cmd) {
+		if marksRun(cmd) {
 			arm.Do(func() { held <- px.Proxy.HoldNext(faultproxy.Downstream) }) // its answer
 		}
 	}})
@@ -46,7 +48,7 @@ func TestOnceMarkAnswerLostIsNoDoubt(t *testing.T) {
 	h := <-held
 	h.Release()
 	if !errors.Is(err, core.ErrUnavailable) || ran {
-		t.Fatalf("Once whose MarkRun was not answered: %v, ran %v; want ErrUnavailable and no run", err, ran)
+		t.Fatalf("Once whose mark was not answered: %v, ran %v; want ErrUnavailable and no run", err, ran)
 	}
 	redistest.Settle(t, px.Direct)
 
@@ -56,13 +58,17 @@ func TestOnceMarkAnswerLostIsNoDoubt(t *testing.T) {
 	}
 }
 
-// isMarkRun reports whether cmd is the mark_run script: its second key is
-// the key's run mark, and it carries three arguments.
-func isMarkRun(cmd redis.Cmder) bool {
+// marksRun reports whether cmd is a script call that names the key's run
+// mark: the first of a Once's is its acquire.
+func marksRun(cmd redis.Cmder) bool {
 	args := cmd.Args()
-	if len(args) != 8 {
+	if len(args) < 3 {
 		return false
 	}
-	k, _ := args[4].(string)
-	return strings.HasSuffix(k, ":run")
+	for _, a := range args[3:] {
+		if k, ok := a.(string); ok && strings.HasSuffix(k, ":run") {
+			return true
+		}
+	}
+	return false
 }
