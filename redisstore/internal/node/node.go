@@ -234,7 +234,7 @@ func (s *Node) AcquireOrRecord(ctx context.Context, l store.Lease) (store.Grant,
 // all the same, but a failover may lose the record.
 func (s *Node) ReleaseRecording(ctx context.Context, key, token string, record []byte, retention time.Duration) error {
 	marks := s.marks(token)
-	call, args := releaseRecordCall, append(evalArgs(8), key, key+recordSuffix, key+queueSuffix)
+	call, args := releaseRecordCall, append(evalArgs(9), key, key+recordSuffix, key+queueSuffix, key+runSuffix)
 	if marks {
 		// As Release: a copy of the lock's own acquire may still land.
 		call, args = releaseRecordMarkerCall, append(args, cancelKey(key, token))

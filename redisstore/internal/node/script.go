@@ -26,10 +26,10 @@ var (
 	// acquireMarkCall is the same script asked for the record, and to mark
 	// the run (store.AcquireMarker), in line or not.
 	acquireMarkCall   = newScriptCall(acquireScript, acquireLua, 7)
-	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 3)
+	releaseRecordCall = newScriptCall(releaseRecordScript, releaseRecordLua, 4)
 	// releaseRecordMarkerCall is the same script, also leaving a cancel
 	// marker.
-	releaseRecordMarkerCall = newScriptCall(releaseRecordScript, releaseRecordLua, 4)
+	releaseRecordMarkerCall = newScriptCall(releaseRecordScript, releaseRecordLua, 5)
 	releaseCall             = newScriptCall(releaseScript, releaseLua, 3)
 	// releaseMarkerCall is the same script, also leaving a cancel marker;
 	// releaseUnmarkCall, also dropping the token's own run mark.
