@@ -104,6 +104,11 @@ func main() {
 // run serves the service on a free loopback port and calls it as a client
 // would, writing what each call got to w.
 func run(w io.Writer) error {
+	orders.Store(0)
+	select { // a signal left by an earlier run
+	case <-entered:
+	default:
+	}
 	store, which, closeStore, err := storeenv.Open()
 	if err != nil {
 		return err
@@ -133,11 +138,14 @@ func run(w io.Writer) error {
 	}
 	defer conn.Close()
 	key := fmt.Sprintf("k-%d", time.Now().UnixNano()) // a new key each run
+	var mu sync.Mutex
 	call := func(what, item string) {
 		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "alice", "idempotency-key", key)
 		out := new(wrapperspb.StringValue)
 		var header metadata.MD
 		err := conn.Invoke(ctx, "/shop.v1.Orders/Create", wrapperspb.String(item), out, grpc.Header(&header))
+		mu.Lock() // two calls answer at once
+		defer mu.Unlock()
 		switch {
 		case err != nil:
 			fmt.Fprintf(w, "%-26s %s: %s\n", what, status.Code(err), status.Convert(err).Message())
