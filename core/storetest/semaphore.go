@@ -24,6 +24,7 @@ var semaphorePromises = []promise{
 	{"line-turns", limited(semaphoreLineTurns)},
 	{"line-across-stores", limited(semaphoreLineAcrossStores)},
 	{"line-turns-across-stores", limited(semaphoreLineTurnsAcrossStores)},
+	{"line-keep", semaphoreLineKeep},
 	{"inspect", limited(semaphoreInspect)},
 	{"limits-per-call", semaphoreLimitsPerCall},
 	{"apart-from-locks", limited(semaphoreApartFromLocks)},
