@@ -32,12 +32,12 @@ type Write struct {
 //
 // What it decided is a record of its own, independent of the permits.
 type Register struct {
-	n        int
-	unfenced bool
+	n int
 
-	mu  sync.Mutex
-	top []uint64 // the highest fences accepted, at most n, ascending
-	log []Write
+	mu       sync.Mutex
+	unfenced bool
+	top      []uint64 // the highest fences accepted, at most n, ascending
+	log      []Write
 }
 
 // NewRegister returns an empty register for n permits.
@@ -45,7 +45,11 @@ func NewRegister(n int) *Register { return &Register{n: n} }
 
 // Unfenced makes r take every write, for a run that must show the stale
 // writes a fence would have refused. It returns r.
+//
+// Holders may be writing already: from then on, it takes every write.
 func (r *Register) Unfenced() *Register {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.unfenced = true
 	return r
 }
