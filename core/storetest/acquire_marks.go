@@ -430,23 +430,7 @@ func acquireMarkLate(t *testing.T, h Harness) {
 	}
 	l := f.lockerOn(cancelMarker{cancelRecorder{seen}, sm}, core.WithTTL(h.long()))
 	ctx := core.ContextWithRunMark(f.ctx, h.long(), core.RunAgain)
-	warm, _, err := l.TryObtainOrRecord(ctx, random())
-	if err != nil || warm == nil {
-		t.Fatalf("warm-up: %v", err)
-	}
-	_ = warm.Release(f.ctx)
-	key := random()
-	skey, _ := l.StoreKey(key)
-	land := slow.Hold(t, skey)
-	short, cancel := context.WithTimeout(ctx, giveUp)
-	defer cancel()
-	if lk, _, err := l.TryObtainOrRecord(short, key); err == nil {
-		if lk != nil {
-			_ = lk.Release(f.ctx)
-		}
-		t.Fatal("the held acquire was answered: the Slow hook held nothing")
-	}
-	f.awaitCancel(seen)
+	_, skey, land := f.givenUpRecordAcquire(ctx, slow, seen, l)
 	land()
 	f.mustBeFree(skey, "after the given-up acquire landed")
 	if f.inDoubt(m, skey) {

@@ -144,6 +144,32 @@ func slowLocker(t *testing.T, f *fixture, records bool) (Slow, *cancelSeen, *cor
 	return slow, seen, f.lockerOn(s, core.WithTTL(f.h.long()))
 }
 
+// givenUpRecordAcquire warms l up, then sends an acquire of a new key that
+// asks for its record (under ctx), whose bytes slow holds until its caller
+// gave up and l cancelled it. It returns the key, its store key, and land,
+// which lets the held bytes go.
+func (f *fixture) givenUpRecordAcquire(ctx context.Context, slow Slow, seen *cancelSeen, l *core.Locker) (key, skey string, land func()) {
+	f.t.Helper()
+	warm, _, err := l.TryObtainOrRecord(ctx, random())
+	if err != nil || warm == nil {
+		f.t.Fatalf("warm-up: %v", err)
+	}
+	_ = warm.Release(f.ctx)
+	key = random()
+	skey, _ = l.StoreKey(key)
+	land = slow.Hold(f.t, skey)
+	short, cancel := context.WithTimeout(ctx, giveUp)
+	defer cancel()
+	if lk, _, err := l.TryObtainOrRecord(short, key); err == nil {
+		if lk != nil {
+			_ = lk.Release(f.ctx)
+		}
+		f.t.Fatal("the held acquire was answered: the Slow hook held nothing")
+	}
+	f.awaitCancel(seen)
+	return key, skey, land
+}
+
 // awaitCancel waits for the Locker's clean-up of the given-up acquire.
 func (f *fixture) awaitCancel(seen *cancelSeen) {
 	f.t.Helper()
@@ -192,23 +218,7 @@ func cancelLateAcquire(t *testing.T, h Harness) {
 func cancelLateRecordAcquire(t *testing.T, h Harness) {
 	f := open(t, h)
 	slow, seen, l := slowLocker(t, f, true)
-	warm, _, err := l.TryObtainOrRecord(f.ctx, random())
-	if err != nil || warm == nil {
-		t.Fatalf("warm-up: %v", err)
-	}
-	_ = warm.Release(f.ctx)
-	key := random()
-	skey, _ := l.StoreKey(key)
-	land := slow.Hold(t, skey)
-	short, cancel := context.WithTimeout(f.ctx, giveUp)
-	defer cancel()
-	if lk, _, err := l.TryObtainOrRecord(short, key); err == nil {
-		if lk != nil {
-			_ = lk.Release(f.ctx)
-		}
-		t.Fatal("the held acquire was answered: the Slow hook held nothing")
-	}
-	f.awaitCancel(seen)
+	key, _, land := f.givenUpRecordAcquire(f.ctx, slow, seen, l)
 	other := f.lockerOn(slow.Store)
 	if _, err := other.Once(f.ctx, key, h.long(), func(context.Context) ([]byte, error) { return []byte("done"), nil }); err != nil {
 		t.Fatal(err)
